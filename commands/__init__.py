@@ -1,0 +1,86 @@
+"""The ``maia`` command: a Click group whose subcommands are imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from maia import __version__
+from maia.errors import Interrupted, MaiaError
+from maia.i18n import _
+
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
+}
+
+
+class ReportedError(click.ClickException):
+    """A :class:`MaiaError` on its way out: shown without a traceback, with its own exit status."""
+
+    def __init__(self, error: MaiaError) -> None:
+        super().__init__(error.message)
+        self.exit_code = int(error.exit_status)  # type: ignore[misc]  # click sets it per instance too
+        self.hint = error.hint
+
+    def show(self, file: Any = None) -> None:
+        click.echo(_("Error: {message}").format(message=self.message), err=True)
+        if self.hint:
+            click.echo(self.hint, err=True)
+
+
+class LazyGroup(click.Group):
+    """A group that imports each subcommand's module on first use and maps errors to exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MaiaError as error:
+            raise ReportedError(error) from None
+        except KeyboardInterrupt:
+            raise ReportedError(Interrupted()) from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = SUBCOMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attr = entry[0].split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, _(SUBCOMMANDS[name][1])) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section(_("Commands")):
+                formatter.write_dl(rows)
+
+
+@click.group(
+    name="maia",
+    cls=LazyGroup,
+    context_settings=CONTEXT_SETTINGS,
+    invoke_without_command=True,
+    help=_(
+        "MAIA: a command-line AI coding assistant for any model behind your LiteLLM proxy.\n\n"
+        "Settings live in ~/.maia/settings.json (MAIA_HOME overrides the folder)."
+    ),
+)
+@click.version_option(__version__, "--version", prog_name="maia", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Root group; bare ``maia`` prints the help until the chat exists."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``maia`` console script."""
+    cli.main(args=argv, prog_name="maia")

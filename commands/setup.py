@@ -1,0 +1,43 @@
+"""What every subcommand needs first: the launch folder, the MAIA home, the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from maia.i18n import _
+from maia.paths import launch_dir, maia_home
+
+if TYPE_CHECKING:
+    from maia.config import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """The folders a command works with."""
+
+    launch: Path
+    home: Path
+
+
+def environment() -> Env:
+    """The launch folder (MAIA_CWD > INIT_CWD > cwd) and MAIA home (MAIA_HOME > ~/.maia)."""
+    return Env(launch=launch_dir(), home=maia_home())
+
+
+def warn(message: str) -> None:
+    """Print a warning on stderr."""
+    click.echo(_("Warning: {message}").format(message=message), err=True)
+
+
+def settings_for(env: Env) -> Settings:
+    """Load the user's settings, printing their warnings on stderr."""
+    from maia.config import load_settings
+
+    settings = load_settings(env.home)
+    for message in settings.warnings:
+        warn(message)
+    return settings

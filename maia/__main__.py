@@ -1,0 +1,5 @@
+"""``python -m maia`` runs the ``maia`` command."""
+
+from maia.commands import main
+
+main()

@@ -1,0 +1,283 @@
+"""User settings (§7.3) and model resolution (§5.3)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maia.errors import ConfigError
+from maia.i18n import _
+from maia.paths import settings_path
+
+DEFAULT_MAX_ITERATIONS = 50
+
+_RULE_LIST = {"type": "array", "items": {"type": "string"}}
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["LiteLLM_URL", "OpenAI_EndPoint", "LiteLLM_Models"],
+    "properties": {
+        "LiteLLM_URL": {"type": "string", "pattern": "^https?://"},
+        "OpenAI_EndPoint": {"type": "string"},
+        "LiteLLM_Models": {"type": "string"},
+        "LiteLLM_API_Key": {"type": "string"},
+        "MaxIterations": {"type": "integer", "minimum": 1},
+        "MaxOutputTokens": {"type": "integer", "minimum": 1},
+        "MaxContextTokens": {
+            "oneOf": [
+                {"type": "integer", "minimum": 1000},
+                {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1000}},
+            ]
+        },
+        "DefaultModel": {"type": "string"},
+        "permissions": {
+            "type": "object",
+            "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
+        },
+    },
+}
+
+_FIXES: dict[str, str] = {
+    "LiteLLM_URL": 'the address of your LiteLLM server, e.g. "http://localhost:4000"',
+    "OpenAI_EndPoint": 'the chat path, e.g. "/v1/chat/completions"',
+    "LiteLLM_Models": 'the model list path, e.g. "/v1/models"',
+    "LiteLLM_API_Key": 'your proxy key as a string, e.g. "sk-…"',
+    "MaxIterations": "a whole number of at least 1, e.g. 50",
+    "MaxOutputTokens": "a whole number of at least 1, e.g. 16000",
+    "MaxContextTokens": 'a whole number of at least 1000, or a map such as {"gpt-4o": 128000}',
+    "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
+    "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
+}
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "object": "an object",
+    "array": "a list",
+    "boolean": "true or false",
+}
+
+
+@dataclass(slots=True)
+class Settings:
+    """The validated content of ``~/.maia/settings.json``."""
+
+    path: Path
+    litellm_url: str
+    chat_endpoint: str
+    models_endpoint: str
+    api_key: str | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    max_output_tokens: int | None = None
+    max_context_tokens: int | dict[str, int] | None = None
+    default_model: str | None = None
+    permissions: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def chat_url(self) -> str:
+        """The full URL of chat completions."""
+        return join_url(self.litellm_url, self.chat_endpoint)
+
+    @property
+    def models_url(self) -> str:
+        """The full URL of the model list."""
+        return join_url(self.litellm_url, self.models_endpoint)
+
+    @property
+    def model_info_url(self) -> str:
+        """LiteLLM's ``/model/info`` route."""
+        return join_url(self.litellm_url, "/model/info")
+
+
+def join_url(base: str, suffix: str) -> str:
+    """Join a base URL and a path without doubling or dropping the ``/``."""
+    if not suffix:
+        return base
+    return base.rstrip("/") + "/" + suffix.lstrip("/")
+
+
+def example_settings() -> str:
+    """A complete example of ``settings.json``."""
+    from importlib import resources
+
+    return resources.files("maia").joinpath("data/settings.example.json").read_text(encoding="utf-8")
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file; a syntax error names the file, the line and the column."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise ConfigError(_("{path} is not UTF-8 text: {err}").format(path=path, err=exc)) from None
+    except OSError as exc:
+        raise ConfigError(_("Cannot read {path}: {err}").format(path=path, err=exc.strerror)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            _("{path}: invalid JSON at line {line}, column {col}: {msg}").format(
+                path=path, line=exc.lineno, col=exc.colno, msg=exc.msg
+            )
+        ) from None
+
+
+def _field_name(error_path: Any) -> str:
+    parts: list[str] = []
+    for p in error_path:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        else:
+            parts.append(("." if parts else "") + str(p))
+    return "".join(parts)
+
+
+def _describe_error(error: Any, path: Path) -> str:
+    """Turn a jsonschema error into a sentence naming the field, what is expected and the fix."""
+    field_name = _field_name(error.absolute_path)
+    top = str(error.absolute_path[0]) if error.absolute_path else ""
+    fix = _FIXES.get(top, "")
+    if error.validator == "required":
+        missing = str(error.message).split("'")[1] if "'" in error.message else error.message
+        return _('{path}: the required setting "{field}" is missing; add it: {fix}.').format(
+            path=path, field=missing, fix=_FIXES.get(missing, "")
+        )
+    if error.validator == "type":
+        expected = error.validator_value
+        names = [expected] if isinstance(expected, str) else list(expected)
+        wanted = _(" or ").join(_TYPE_NAMES.get(n, n) for n in names)
+        found = type(error.instance).__name__
+        found = {
+            "str": "a string",
+            "int": "a whole number",
+            "float": "a number",
+            "dict": "an object",
+            "list": "a list",
+            "bool": "true/false",
+            "NoneType": "null",
+        }.get(found, found)
+        return _('{path}: "{field}" must be {expected}, not {found}; fix: {fix}.').format(
+            path=path, field=field_name or "(top level)", expected=wanted, found=found, fix=fix or wanted
+        )
+    if error.validator == "pattern" and top == "LiteLLM_URL":
+        return _('{path}: "LiteLLM_URL" must start with http:// or https://, not {value!r}; fix: {fix}.').format(
+            path=path, value=error.instance, fix=fix
+        )
+    if error.validator == "minimum":
+        return _('{path}: "{field}" must be at least {minimum}, not {value}; fix: {fix}.').format(
+            path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
+        )
+    return _('{path}: "{field}" is invalid; fix: {fix}.').format(
+        path=path, field=field_name or "(top level)", fix=fix or error.message
+    )
+
+
+def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Check the parsed settings and build :class:`Settings`; unknown keys become warnings."""
+    import jsonschema
+
+    if not isinstance(data, dict):
+        raise ConfigError(
+            _("{path}: the settings must be a JSON object, for example:\n{example}").format(
+                path=path, example=example_settings()
+            )
+        )
+    validator = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if errors:
+        raise ConfigError("\n".join(_describe_error(e, path) for e in errors))
+    warnings = [
+        _('{path}: unknown setting "{key}" ignored.').format(path=path, key=key)
+        for key in data
+        if key not in SETTINGS_SCHEMA["properties"]
+    ]
+    env = os.environ if env is None else env
+    api_key = data.get("LiteLLM_API_Key") or env.get("LITELLM_API_KEY") or None
+    perms = data.get("permissions") or {}
+    return Settings(
+        path=path,
+        litellm_url=data["LiteLLM_URL"],
+        chat_endpoint=data["OpenAI_EndPoint"],
+        models_endpoint=data["LiteLLM_Models"],
+        api_key=api_key,
+        max_iterations=data.get("MaxIterations", DEFAULT_MAX_ITERATIONS),
+        max_output_tokens=data.get("MaxOutputTokens"),
+        max_context_tokens=data.get("MaxContextTokens"),
+        default_model=data.get("DefaultModel"),
+        permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
+        warnings=warnings,
+    )
+
+
+def load_settings(home: Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Load and validate ``<home>/settings.json``; a missing file gives a complete example."""
+    path = settings_path(home)
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        raise ConfigError(
+            _(
+                "Settings file not found: {path}\nCreate it with the address of your LiteLLM server, "
+                "for example:\n{example}"
+            ).format(path=path, example=example_settings().rstrip())
+        ) from None
+    return validate_settings(data, path, env)
+
+
+# --- model resolution (§5.3) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model to use and where the choice came from."""
+
+    name: str
+    source: str
+
+
+def parse_model_spec(spec: str) -> str:
+    """``litellm:<name>`` or ``<name>`` → the name (which may itself contain ``:`` or ``/``)."""
+    value = spec.strip()
+    if value.startswith("litellm:"):
+        value = value[len("litellm:") :].strip()
+    if not value:
+        raise ConfigError(_("Empty model name: give litellm:<name> or <name>."))
+    return value
+
+
+def _model_from_config(path: Path) -> str | None:
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        return None
+    if not isinstance(data, dict):
+        raise ConfigError(_('{path}: expected a JSON object such as {{"model": "gpt-4o"}}.').format(path=path))
+    model = data.get("model")
+    if model is None:
+        return None
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(_('{path}: "model" must be a non-empty string such as "gpt-4o".').format(path=path))
+    return parse_model_spec(model)
+
+
+def resolve_model(
+    cli_value: str | None, launch: Path, home: Path, env: Mapping[str, str] | None = None
+) -> ModelChoice | None:
+    """``--model`` > ``MAIA_MODEL`` > ``./.maia/config.json`` > ``~/.maia/config.json``; None when unset."""
+    env = os.environ if env is None else env
+    if cli_value is not None and cli_value.strip():
+        return ModelChoice(parse_model_spec(cli_value), "--model")
+    if env.get("MAIA_MODEL", "").strip():
+        return ModelChoice(parse_model_spec(env["MAIA_MODEL"]), "MAIA_MODEL")
+    for path in (launch / ".maia" / "config.json", home / "config.json"):
+        name = _model_from_config(path)
+        if name:
+            return ModelChoice(name, str(path))
+    return None

@@ -1,0 +1,269 @@
+"""Contracts between MAIA's parts (spec §4): messages, tool specs, stream events, Tool, AgentUI, LLMProvider."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+Role: TypeAlias = Literal["user", "assistant"]
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
+Permission: TypeAlias = Literal["auto", "ask"]
+AskAnswer: TypeAlias = Literal["yes", "no", "stop"]
+
+
+# --- messages (§4.1) -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class TextBlock:
+    """Plain text in a message."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class ToolUseBlock:
+    """A tool call requested by the model."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class ToolResultBlock:
+    """The result of a tool call, sent back to the model."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(slots=True, weakref_slot=True)
+class Message:
+    """One conversation message in MAIA's provider-neutral format."""
+
+    role: Role
+    content: list[ContentBlock]
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks of the message."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls of the message, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+def block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    """Serialise a content block to its JSON form (camelCase keys as in the spec's session files)."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    data: dict[str, Any] = {"type": "tool_result", "toolUseId": block.tool_use_id, "content": block.content}
+    if block.is_error:
+        data["isError"] = True
+    return data
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """Serialise a message to its JSON form."""
+    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+# --- tools (§4.3) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about a tool: name, description and JSON Schema of its input."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool gets when it runs."""
+
+    cwd: Path
+    model: str | None = None
+    env: Mapping[str, str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A capability the model can call. ``execute`` returns text; an exception becomes an error result."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's name, description and input schema."""
+        ...
+
+    @property
+    def permission(self) -> Permission:
+        """The default permission when no rule applies to the call."""
+        ...
+
+    def describe(self, tool_input: Mapping[str, Any]) -> str:
+        """A short summary of the call, for the UI and confirmations."""
+        ...
+
+    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+        """Calls sharing a key run one after the other, in call order."""
+        ...
+
+    async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Run the tool and return its result text."""
+        ...
+
+
+# --- stream events (§4.2) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning, never part of the answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A complete tool call (emitted at the end of the stream)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    raw_arguments: str = ""
+    arguments_valid: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage reported by the server (reasoning tokens removed from ``output_tokens``)."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int = 0
+    cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    """The answer was cut by the output token limit."""
+
+    reason: Literal["length", "suspicious_limit"]
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """End of a complete answer."""
+
+    stop_reason: StopReason
+
+
+StreamEvent: TypeAlias = TextDelta | ReasoningDelta | ToolUse | Usage | Truncated | Done
+
+
+# --- provider (§4.2) -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """One model call: system prompt, conversation, tools, optional output limit."""
+
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int | None = None
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    """A streaming chat model. Cancelling the consuming task aborts the request."""
+
+    @property
+    def id(self) -> str:
+        """The provider's identifier (``litellm``)."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the server."""
+        ...
+
+    def chat(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Stream the model's answer to ``request``."""
+        ...
+
+
+# --- UI (§4.4) -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsProgress:
+    """Parallel tools progress: the names of the calls and how many are done."""
+
+    names: tuple[str, ...]
+    done: int
+
+
+class AgentUI(Protocol):
+    """What the agent loop tells the user and asks them; injected, so the loop never prints."""
+
+    def on_thinking(self, thinking: bool) -> None:
+        """The model is (or stopped) working on an answer."""
+
+    def on_text(self, text: str) -> None:
+        """A piece of the answer text arrived."""
+
+    def on_text_end(self) -> None:
+        """The answer text of one model call is complete."""
+
+    def on_reasoning(self, text: str) -> None:
+        """A piece of the model's reasoning arrived."""
+
+    def on_tool_call(self, name: str, summary: str) -> None:
+        """A tool call is announced."""
+
+    def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
+        """A tool call finished."""
+
+    def on_warning(self, message: str) -> None:
+        """Something the user should know (truncated answer…)."""
+
+    def confirm(self, message: str) -> Awaitable[bool]:
+        """Ask a yes/no question."""
+        ...
+
+    def ask(self, message: str) -> Awaitable[AskAnswer]:
+        """Ask yes/no/stop about a tool call."""
+        ...
+
+    def on_context_usage(self, tokens: int) -> None:
+        """The context size changed."""
+
+    def on_tools_running(self, progress: ToolsProgress | None) -> None:
+        """Parallel tools progress, or None when they are all done."""

@@ -1,0 +1,42 @@
+"""Where MAIA works: the launch folder (§5.2) and the user's MAIA home (``~/.maia``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from maia.errors import ConfigError
+from maia.i18n import _
+
+
+def launch_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The base of every relative path: ``MAIA_CWD`` > ``INIT_CWD`` > the current directory."""
+    env = os.environ if env is None else env
+    for var in ("MAIA_CWD", "INIT_CWD"):
+        value = env.get(var, "").strip()
+        if value:
+            path = Path(value).expanduser()
+            if not path.is_dir():
+                raise ConfigError(_("{var} points to a folder that does not exist: {path}").format(var=var, path=path))
+            return path.resolve()
+    return Path.cwd().resolve()
+
+
+def maia_home(env: Mapping[str, str] | None = None) -> Path:
+    """The user's MAIA folder: ``MAIA_HOME`` when set, else ``~/.maia``."""
+    env = os.environ if env is None else env
+    value = env.get("MAIA_HOME", "").strip()
+    if value:
+        return Path(value).expanduser().resolve()
+    return Path.home() / ".maia"
+
+
+def settings_path(home: Path) -> Path:
+    """The user's settings file (§7.3)."""
+    return home / "settings.json"
+
+
+def project_dir(launch: Path) -> Path:
+    """The project's MAIA folder (``./.maia``) in the launch folder."""
+    return launch / ".maia"

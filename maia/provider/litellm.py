@@ -1,0 +1,308 @@
+"""The LiteLLM provider (§7.1-§7.2): OpenAI-format streaming chat over ``httpx.AsyncClient``."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator, Mapping
+from contextlib import suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from maia.config import Settings
+from maia.contracts import (
+    ChatRequest,
+    Message,
+    StreamEvent,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
+from maia.errors import (
+    AuthFailed,
+    ContextTooLong,
+    EmptyResponse,
+    HttpStatusError,
+    IncompleteStream,
+    ProviderError,
+    ProviderUnreachable,
+    RateLimited,
+)
+from maia.i18n import _
+from maia.provider.ratelimit import retry_delay
+from maia.provider.sse import (
+    DONE_MARKER,
+    SseDecoder,
+    StreamAssembler,
+    is_context_too_long,
+    parse_completion,
+)
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=15.0)
+_ERROR_BODY_LIMIT = 500
+
+
+def map_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """MAIA's neutral messages → OpenAI chat messages (§7.1 table)."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "assistant":
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)},
+                }
+                for b in message.content
+                if isinstance(b, ToolUseBlock)
+            ]
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": block.content})
+        text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def map_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs → OpenAI ``tools`` entries."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": dict(t.input_schema)},
+        }
+        for t in tools
+    ]
+
+
+def build_chat_body(model: str, request: ChatRequest, max_output_tokens: int | None = None) -> dict[str, Any]:
+    """The JSON body of a streaming chat request (§7.1)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": map_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    max_tokens = request.max_tokens or max_output_tokens
+    if max_tokens:
+        body["max_tokens"] = max_tokens
+    if request.tools:
+        body["tools"] = map_tools(request.tools)
+    return body
+
+
+def error_detail(body: bytes) -> str:
+    """The server's ``error.message`` when the body is LiteLLM's JSON error, else its first 500 characters."""
+    text = body.decode("utf-8", errors="replace").strip()
+    with suppress(ValueError):
+        data = json.loads(text)
+        if isinstance(data, dict):
+            error = data.get("error")
+            if isinstance(error, dict) and error.get("message"):
+                return str(error["message"])
+            if isinstance(error, str) and error:
+                return error
+            if isinstance(data.get("detail"), str):
+                return str(data["detail"])
+    return text[:_ERROR_BODY_LIMIT]
+
+
+def classify_http_error(
+    status: int, body: bytes, headers: Mapping[str, str], url: str, reason: str = ""
+) -> ProviderError:
+    """The typed error for a non-2xx answer: context too long, rate limited, auth failed, or plain HTTP."""
+    detail = error_detail(body) or reason or _("no details given")
+    if is_context_too_long(detail):
+        return ContextTooLong(detail, status=status)
+    if status == 429:
+        return RateLimited(status, detail, retry_delay(headers, datetime.now(UTC)), url=url)
+    if status in (401, 403):
+        return AuthFailed(
+            status,
+            detail,
+            url=url,
+            hint=_(
+                "Check LiteLLM_API_Key in ~/.maia/settings.json (or the LITELLM_API_KEY variable): "
+                "the proxy refused the key."
+            ),
+        )
+    return HttpStatusError(status, detail, url=url)
+
+
+def debug_log_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """Where ``MAIA_DEBUG_LLM`` asks the raw stream to be recorded, or None when it is off."""
+    env = os.environ if env is None else env
+    value = env.get("MAIA_DEBUG_LLM", "").strip()
+    if not value or value.lower() in ("0", "false", "no", "off"):
+        return None
+    if value.lower() in ("1", "true", "yes", "on"):
+        return Path(tempfile.gettempdir()) / "maia-llm-debug.log"
+    return Path(value).expanduser()
+
+
+def _header_cost(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("x-litellm-response-cost")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+class LiteLLMProvider:
+    """Streams chat completions from a LiteLLM proxy. Cancelling the consumer aborts the request."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        model: str,
+        *,
+        client: httpx.AsyncClient | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._settings = settings
+        self._model = model
+        self._client = client
+        self._owns_client = client is None
+        self._debug_path = debug_log_path(env)
+        self.last_response_headers: dict[str, str] = {}
+
+    @property
+    def id(self) -> str:
+        """The provider's identifier."""
+        return "litellm"
+
+    @property
+    def model(self) -> str:
+        """The model name sent to LiteLLM."""
+        return self._model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self._model = value
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client when the provider created it."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self._settings.api_key:
+            headers["Authorization"] = f"Bearer {self._settings.api_key}"
+        return headers
+
+    async def chat(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Stream the answer to ``request`` as events (§4.2)."""
+        url = self._settings.chat_url
+        body = build_chat_body(self._model, request, self._settings.max_output_tokens)
+        log = self._open_debug_log(url, body)
+        try:
+            async for event in self._stream(url, body, log):
+                yield event
+        finally:
+            if log is not None:
+                log.close()
+
+    def _open_debug_log(self, url: str, body: dict[str, Any]) -> IO[bytes] | None:
+        if self._debug_path is None:
+            return None
+        try:
+            log = self._debug_path.open("ab")
+        except OSError:
+            return None
+        stamp = datetime.now(UTC).isoformat()
+        summary = {"model": body["model"], "messages": len(body["messages"]), "tools": len(body.get("tools", []))}
+        log.write(f"\n=== {stamp} POST {url} {json.dumps(summary)}\n".encode())
+        return log
+
+    async def _stream(self, url: str, body: dict[str, Any], log: IO[bytes] | None) -> AsyncIterator[StreamEvent]:
+        client = self._http()
+        try:
+            async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+                self.last_response_headers = dict(response.headers)
+                if log is not None:
+                    log.write(f"--- HTTP {response.status_code}\n".encode())
+                if not 200 <= response.status_code < 300:
+                    raw = await response.aread()
+                    if log is not None:
+                        log.write(raw)
+                    raise classify_http_error(response.status_code, raw, response.headers, url, response.reason_phrase)
+                async for event in self._read_answer(response, log):
+                    yield event
+        except httpx.TransportError as exc:
+            raise self._transport_error(url, exc) from exc
+
+    def _transport_error(self, url: str, exc: httpx.TransportError) -> ProviderError:
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
+            return ProviderUnreachable(url, str(exc) or type(exc).__name__)
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            return IncompleteStream()
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderError(_("LiteLLM did not answer in time ({url}).").format(url=url))
+        return ProviderUnreachable(url, str(exc) or type(exc).__name__)
+
+    async def _read_answer(self, response: httpx.Response, log: IO[bytes] | None) -> AsyncIterator[StreamEvent]:
+        content_type = response.headers.get("content-type", "")
+        assembler = StreamAssembler(header_cost=_header_cost(response.headers))
+        if "application/json" in content_type:
+            raw = await response.aread()
+            if log is not None:
+                log.write(raw)
+            if not raw.strip():
+                raise EmptyResponse()
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                raise ProviderError(
+                    _("LiteLLM sent invalid JSON: {start}").format(start=raw[:200].decode("utf-8", "replace"))
+                ) from None
+            for event in parse_completion(data):
+                yield event
+            return
+        decoder = SseDecoder()
+        received = False
+        async for chunk in response.aiter_bytes():
+            if not chunk:
+                continue
+            received = True
+            if log is not None:
+                log.write(chunk)
+            for payload in decoder.feed(chunk):
+                if payload == DONE_MARKER:
+                    for event in assembler.finish():
+                        yield event
+                    return
+                for event in assembler.feed_payload(payload):
+                    yield event
+        for payload in decoder.close():
+            if payload == DONE_MARKER:
+                for event in assembler.finish():
+                    yield event
+                return
+            for event in assembler.feed_payload(payload):
+                yield event
+        if not received:
+            raise EmptyResponse()
+        raise IncompleteStream()

@@ -1,0 +1,268 @@
+"""Pure parsing of LiteLLM's OpenAI-format answers: SSE framing and tool-call assembly (§7.2).
+
+No I/O here: the HTTP layer feeds bytes in and forwards the events out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from maia.contracts import Done, ReasoningDelta, StopReason, StreamEvent, TextDelta, ToolUse, Truncated, Usage
+from maia.errors import ContextTooLong, StreamError
+
+DONE_MARKER = b"[DONE]"
+
+# Output sizes at which a server that "repairs" a cut tool call is suspected (§7.2).
+SUSPICIOUS_OUTPUT_LIMITS = frozenset(1 << n for n in range(10, 17))
+
+_CONTEXT_TOO_LONG = re.compile(
+    r"contextwindowexceeded|prompt is too long|input is too long|context_length_exceeded"
+    r"|maximum context length|context length exceeded|exceeds the context window",
+    re.IGNORECASE,
+)
+
+
+def is_context_too_long(message: str) -> bool:
+    """Whether an error message says the request does not fit in the model's context."""
+    return bool(_CONTEXT_TOO_LONG.search(message))
+
+
+class SseDecoder:
+    """Splits a byte stream into the payloads of its ``data:`` fields, one per event."""
+
+    __slots__ = ("_buf", "_data")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Add bytes; return the payloads of the events they complete."""
+        buf = self._buf + chunk if self._buf else chunk
+        lines = buf.split(b"\n")
+        self._buf = lines.pop()
+        out: list[bytes] = []
+        data = self._data
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:
+                if data:
+                    out.append(data[0] if len(data) == 1 else b"\n".join(data))
+                    data.clear()
+            elif line.startswith(b"data:"):
+                value = line[5:]
+                data.append(value[1:] if value.startswith(b" ") else value)
+            # other fields (event:, id:, retry:) and comments (":") carry nothing MAIA needs
+        return out
+
+    def close(self) -> list[bytes]:
+        """End of input: return the payload of an event left without its blank line."""
+        out = self.feed(b"\n\n") if self._buf else self.feed(b"\n") if self._data else []
+        self._buf = b""
+        return out
+
+
+@dataclass(slots=True)
+class _Call:
+    index: int
+    seq: int
+    id: str | None
+    name: str
+    args: list[str] = field(default_factory=list)
+
+
+def _error_from_payload(error: Any) -> Exception:
+    if isinstance(error, dict):
+        message = str(error.get("message") or error)
+        code = error.get("code")
+    else:
+        message, code = str(error), None
+    if is_context_too_long(message):
+        return ContextTooLong(message)
+    return StreamError(message, code=None if code is None else str(code))
+
+
+def map_stop_reason(finish_reason: str | None, has_calls: bool) -> StopReason:
+    """Map an OpenAI ``finish_reason`` to MAIA's stop reason (§7.2)."""
+    if finish_reason in ("tool_calls", "function_call"):
+        return "tool_use"
+    if finish_reason == "length":
+        return "max_tokens"
+    if finish_reason == "stop":
+        return "tool_use" if has_calls else "end_turn"
+    return "tool_use" if has_calls else "other"
+
+
+class StreamAssembler:
+    """Turns decoded chunks into stream events; tool calls are accumulated and emitted at the end."""
+
+    __slots__ = ("_by_index", "_calls", "finish_reason", "header_cost", "usage")
+
+    def __init__(self, header_cost: float | None = None) -> None:
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, _Call] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.header_cost = header_cost
+
+    def feed_payload(self, payload: bytes) -> list[StreamEvent]:
+        """Parse one SSE payload; ``[DONE]`` must be handled by the caller. Invalid JSON is ignored."""
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            return []
+        if not isinstance(chunk, dict):
+            return []
+        return self.feed(chunk)
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        """Process one decoded chunk and return the events it carries."""
+        if chunk.get("error"):
+            raise _error_from_payload(chunk["error"])
+        events: list[StreamEvent] = []
+        choices = chunk.get("choices")
+        if choices:
+            for choice in choices:
+                delta = choice.get("delta") or choice.get("message")
+                if delta:
+                    reasoning = delta.get("reasoning_content")
+                    if reasoning:
+                        events.append(ReasoningDelta(reasoning))
+                    content = delta.get("content")
+                    if content:
+                        events.append(TextDelta(content))
+                    calls = delta.get("tool_calls")
+                    if calls:
+                        for position, fragment in enumerate(calls):
+                            self._add_fragment(fragment, position)
+                finish = choice.get("finish_reason")
+                if finish:
+                    self.finish_reason = finish
+        usage = chunk.get("usage")
+        if usage:
+            self.usage = usage
+            events.append(self._usage_event(usage))
+        return events
+
+    def _usage_event(self, usage: dict[str, Any]) -> Usage:
+        details = usage.get("completion_tokens_details") or {}
+        reasoning = int(details.get("reasoning_tokens") or 0)
+        output = int(usage.get("completion_tokens") or 0)
+        cost = usage.get("cost")
+        if not isinstance(cost, int | float):
+            cost = self.header_cost
+        return Usage(
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=max(0, output - reasoning),
+            reasoning_tokens=reasoning,
+            cost=None if cost is None else float(cost),
+        )
+
+    def _add_fragment(self, fragment: dict[str, Any], position: int) -> None:
+        index = fragment.get("index")
+        call_id = fragment.get("id") or None
+        function = fragment.get("function") or {}
+        name = function.get("name") or ""
+        args = function.get("arguments")
+        if not isinstance(index, int):
+            index = position
+        call = self._by_index.get(index)
+        if call is None:
+            if call_id is None and not name and self._calls:
+                # a bare arguments fragment on an unknown index continues the previous call
+                call = self._calls[-1]
+            else:
+                call = self._new_call(index, call_id, name)
+        elif call_id is not None and call.id is not None and call_id != call.id:
+            # a new id on an index already used opens a new call
+            call = self._new_call(index, call_id, name)
+        else:
+            if call_id is not None and call.id is None:
+                call.id = call_id
+            if name and name != call.name:
+                call.name += name
+        if args:
+            call.args.append(args if isinstance(args, str) else json.dumps(args))
+
+    def _new_call(self, index: int, call_id: str | None, name: str) -> _Call:
+        call = _Call(index=index, seq=len(self._calls), id=call_id, name=name)
+        self._calls.append(call)
+        self._by_index[index] = call
+        return call
+
+    @property
+    def has_calls(self) -> bool:
+        """Whether any tool call fragment arrived."""
+        return bool(self._calls)
+
+    def finish(self) -> list[StreamEvent]:
+        """The end-of-answer events: the tool calls sorted by index, a truncation warning, Done."""
+        events: list[StreamEvent] = []
+        ordered = sorted(self._calls, key=lambda c: (c.index, c.seq))
+        used_ids = {c.id for c in ordered if c.id}
+        for n, call in enumerate(ordered):
+            call_id = call.id
+            if not call_id:
+                call_id = f"call_{n}"
+                while call_id in used_ids:
+                    call_id += "_"
+                used_ids.add(call_id)
+            raw = "".join(call.args)
+            parsed, valid = parse_arguments(raw)
+            events.append(ToolUse(call_id, call.name, parsed, raw, valid))
+        output_tokens = None
+        if self.usage is not None:
+            output_tokens = int(self.usage.get("completion_tokens") or 0)
+        if self.finish_reason == "length":
+            events.append(Truncated("length", output_tokens))
+        elif ordered and output_tokens in SUSPICIOUS_OUTPUT_LIMITS:
+            events.append(Truncated("suspicious_limit", output_tokens))
+        events.append(Done(map_stop_reason(self.finish_reason, bool(ordered))))
+        return events
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], bool]:
+    """Tool-call arguments as an object; invalid JSON (or not an object) gives ``{}``, flagged invalid."""
+    if not raw.strip():
+        return {}, True
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, False
+    if isinstance(value, dict):
+        return value, True
+    return {}, False
+
+
+def parse_stream(data: bytes) -> tuple[list[StreamEvent], bool]:
+    """Parse a whole SSE body; returns the events and whether ``[DONE]`` was seen (for tests, benches)."""
+    decoder = SseDecoder()
+    assembler = StreamAssembler()
+    events: list[StreamEvent] = []
+    for payload in [*decoder.feed(data), *decoder.close()]:
+        if payload == DONE_MARKER:
+            events.extend(assembler.finish())
+            return events, True
+        events.extend(assembler.feed_payload(payload))
+    return events, False
+
+
+def parse_completion(body: dict[str, Any]) -> list[StreamEvent]:
+    """Events of a non-streaming ``chat.completion`` answer (a proxy that ignored ``stream``)."""
+    if body.get("error"):
+        raise _error_from_payload(body["error"])
+    assembler = StreamAssembler()
+    events: list[StreamEvent] = []
+    chunk: dict[str, Any] = {"choices": [], "usage": body.get("usage")}
+    for choice in body.get("choices") or []:
+        message = dict(choice.get("message") or {})
+        calls = message.get("tool_calls") or []
+        message["tool_calls"] = [{**c, "index": i} for i, c in enumerate(calls)]
+        chunk["choices"].append({"delta": message, "finish_reason": choice.get("finish_reason")})
+    events.extend(assembler.feed(chunk))
+    events.extend(assembler.finish())
+    return events

@@ -1,0 +1,94 @@
+"""The root command: help, version, lazy subcommands, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+from maia.commands import SUBCOMMANDS, cli
+
+
+def test_bare_maia_prints_help() -> None:
+    result = CliRunner().invoke(cli, [])
+    assert result.exit_code == 0
+    assert "Usage: maia" in result.output
+    for name in SUBCOMMANDS:
+        assert name in result.output
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_flags(flag: str) -> None:
+    result = CliRunner().invoke(cli, [flag])
+    assert result.exit_code == 0 and "Usage: maia [OPTIONS] COMMAND" in result.output.replace("[COMMAND]", "COMMAND")
+
+
+def _all_commands() -> list[list[str]]:
+    paths: list[list[str]] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        paths.append(path)
+        if isinstance(command, click.Group):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None
+                walk(sub, [*path, name])
+
+    walk(cli, [])
+    return paths
+
+
+@pytest.mark.parametrize("path", _all_commands(), ids=lambda p: " ".join(p) or "maia")
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_every_subcommand_has_help(path: list[str], flag: str) -> None:
+    result = CliRunner().invoke(cli, [*path, flag])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: maia")
+
+
+def test_version() -> None:
+    from maia import __version__
+
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.output == f"maia {__version__}\n"
+
+
+def test_unknown_subcommand_is_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["nope"])
+    assert result.exit_code == 2
+    assert "No such command 'nope'" in result.output
+
+
+def test_help_imports_no_heavy_module() -> None:
+    heavy = ["httpx", "tiktoken", "blessed", "rich", "jsonschema", "tree_sitter", "maia.provider.litellm"]
+    code = (
+        "import sys\n"
+        "from maia.commands import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"print(__import__('json').dumps([m for m in {heavy!r} if m in sys.modules]))\n"
+    )
+    for argv in (["--help"], ["models", "--help"]):
+        script = code.replace("['--help']", repr(argv))
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == [], argv
+
+
+def test_console_script_maps_errors_to_exit_codes(tmp_path: object) -> None:
+    env = {**os.environ}
+    done = subprocess.run([sys.executable, "-m", "maia", "models"], capture_output=True, text=True, env=env)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: Settings file not found:")
+    assert "Traceback" not in done.stderr
+    usage = subprocess.run([sys.executable, "-m", "maia", "models", "--bogus"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "No such option '--bogus'" in usage.stderr

@@ -1,0 +1,63 @@
+"""Shared fixtures: every test runs with its own MAIA home and launch folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "litellm"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Point MAIA_HOME and MAIA_CWD at fresh folders and clear MAIA's variables."""
+    home = tmp_path / "maia-home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("MAIA_HOME", str(home))
+    monkeypatch.setenv("MAIA_CWD", str(project))
+    for var in ("MAIA_MODEL", "LITELLM_API_KEY", "INIT_CWD", "MAIA_DEBUG_LLM", "MAIA_NO_MARKDOWN"):
+        monkeypatch.delenv(var, raising=False)
+    return {"home": home, "project": project}
+
+
+@pytest.fixture
+def home(isolated_env: dict[str, Path]) -> Path:
+    """The test's MAIA home."""
+    return isolated_env["home"]
+
+
+@pytest.fixture
+def project(isolated_env: dict[str, Path]) -> Path:
+    """The test's launch folder."""
+    return isolated_env["project"]
+
+
+@pytest.fixture
+def write_settings(home: Path) -> Callable[..., Path]:
+    """Write ``settings.json`` pointing at ``url`` with extra keys."""
+
+    def write(url: str = "http://127.0.0.1:9", **extra: Any) -> Path:
+        data = {"LiteLLM_URL": url, "OpenAI_EndPoint": "/v1/chat/completions", "LiteLLM_Models": "/v1/models"}
+        data.update(extra)
+        path = home / "settings.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    return write
+
+
+def fixture_bytes(name: str) -> bytes:
+    """The raw bytes of a capture."""
+    return (FIXTURES / name).read_bytes()
+
+
+def fixture_meta(name: str) -> dict[str, Any]:
+    """The metadata of a capture (request, status, headers, scripted upstream turn)."""
+    meta: dict[str, Any] = json.loads((FIXTURES / f"{name}.meta.json").read_text(encoding="utf-8"))
+    return meta
