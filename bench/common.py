@@ -37,4 +37,6 @@ def report(title: str, rows: Sequence[tuple[str, float, float, float]]) -> None:
     for label, value, reference, target in rows:
         ratio = value / reference if reference else float("inf")
         verdict = "ok" if ratio <= target else "OVER"
-        print(f"  {label:<44} {value * 1000:>8.2f}ms {reference * 1000:>8.2f}ms {ratio:>6.2f}x {target:>6.2f}x {verdict}")
+        print(
+            f"  {label:<44} {value * 1000:>8.2f}ms {reference * 1000:>8.2f}ms {ratio:>6.2f}x {target:>6.2f}x {verdict}"
+        )

@@ -23,8 +23,25 @@ def make_stream(chunks: int = 10_000) -> bytes:
     for n in range(text_chunks):
         delta = {"content": f"word{n} "}
         lines.append({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]})
-    lines.append({"choices": [{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Write", "arguments": ""}}]}}]})
+    lines.append(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "Write", "arguments": ""},
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    )
     args = json.dumps({"path": "a.py", "content": "x = 1\n" * (chunks - text_chunks)})
     step = max(1, len(args) // (chunks - text_chunks - 3))
     for i in range(0, len(args), step):
