@@ -16,6 +16,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
+    "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
 }
 
 

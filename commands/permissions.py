@@ -1,0 +1,120 @@
+"""``maia permissions``: the rules loaded, per file and family, and a checker for a tool call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from maia.i18n import _
+
+from . import CONTEXT_SETTINGS
+from .setup import environment, warn
+
+# the parameter a plain INPUT stands for, per tool
+_MAIN_PARAMETER = {
+    "Bash": "command",
+    "Read": "path",
+    "Write": "path",
+    "Edit": "path",
+    "Glob": "path",
+    "Grep": "path",
+    "WebFetch": "url",
+    "Skill": "skill",
+    "Agent": "agent",
+}
+
+
+@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
+@click.pass_context
+def permissions(ctx: click.Context, as_json: bool) -> None:
+    """Show the permission rules loaded from ~/.maia/settings.json and ./.maia/settings.json.
+
+    Rules are listed per file and per family (ALLOW, ASK, DENY), followed by the warnings about
+    rules that were ignored. Use `maia permissions check` to test a tool call against them.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
+
+    from maia.permissions.sources import load_rules
+
+    env = environment()
+    loaded = load_rules(env.home, env.launch)
+    if as_json:
+        payload = {
+            "sources": [
+                {
+                    "scope": s.scope,
+                    "path": str(s.path),
+                    "exists": s.exists,
+                    **{f: [r.text for r in s.ruleset.family(f)] for f in ("allow", "ask", "deny")},
+                }
+                for s in loaded.sources
+            ],
+            "warnings": loaded.warnings,
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    for message in loaded.warnings:
+        warn(message)
+    if loaded.ruleset.empty:
+        click.echo(_("No permission rules defined: every tool use asks for confirmation."))
+    for source in loaded.sources:
+        label = _("User settings") if source.scope == "user" else _("Project settings")
+        state = "" if source.exists else _(" (no file)")
+        click.echo(f"{label}: {source.path}{state}")
+        for family, colour in (("allow", "green"), ("ask", "yellow"), ("deny", "red")):
+            rules = source.ruleset.family(family)
+            for index, rule in enumerate(rules):
+                badge = click.style(f"{family.upper():<5}", fg=colour, bold=True) if index == 0 else " " * 5
+                click.echo(f"  {badge}  {rule.text}")
+
+
+def _tool_input(tool: str, text: str) -> dict[str, Any]:
+    import json
+
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError as error:
+            raise click.BadParameter(_("INPUT looks like JSON but is not valid: {error}").format(error=error)) from None
+        if isinstance(value, dict):
+            return value
+    return {_MAIN_PARAMETER.get(tool, "value"): text}
+
+
+@permissions.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("tool")
+@click.argument("tool_input", metavar="INPUT")
+@click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
+def check(tool: str, tool_input: str, as_json: bool) -> None:
+    """Print the verdict (allow, ask or deny) for a call of TOOL with INPUT, and the deciding rule.
+
+    INPUT is the command for Bash, the path for Read/Write/Edit/Glob/Grep, the URL for WebFetch,
+    the name for Skill and Agent, or a JSON object holding the whole tool input.
+
+    Example: maia permissions check Bash 'git status && rm -rf build'
+    """
+    import json
+
+    from maia.permissions import explain
+    from maia.permissions.sources import load_rules
+
+    env = environment()
+    loaded = load_rules(env.home, env.launch)
+    for message in loaded.warnings:
+        warn(message)
+    decision = explain(tool, _tool_input(tool, tool_input), loaded.ruleset, env.launch)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"verdict": decision.verdict.value, "rule": decision.rule, "reason": decision.reason},
+                ensure_ascii=False,
+            )
+        )
+        return
+    colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.verdict.value]
+    click.echo(click.style(decision.verdict.value.upper(), fg=colour, bold=True) + f"  {decision.reason}")

@@ -1,0 +1,241 @@
+"""Deciding a tool call (§9.2-§9.4): deny, then ask, then allow; no applicable rule means ask."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from maia.i18n import _
+from maia.permissions.bash import Analysis, Part, Redirect, analyze
+from maia.permissions.paths import path_matches
+from maia.permissions.rules import Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
+
+PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep"})
+# Writing to these is not writing a file.
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A verdict, the rule that decided it (if any) and why, in words."""
+
+    verdict: Verdict
+    rule: str | None
+    reason: str
+
+
+def decide(
+    tool_name: str, tool_input: Mapping[str, Any], rules: RuleSet | Mapping[str, Sequence[str]], cwd: Path
+) -> Verdict:
+    """The verdict for one tool call: ``allow``, ``ask`` or ``deny``."""
+    return explain(tool_name, tool_input, rules, cwd).verdict
+
+
+def explain(
+    tool_name: str, tool_input: Mapping[str, Any], rules: RuleSet | Mapping[str, Sequence[str]], cwd: Path
+) -> Decision:
+    """The verdict for one tool call with the deciding rule and the reason."""
+    ruleset = as_ruleset(rules)
+    if tool_name == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return Decision(Verdict.ASK, None, _("no command to check"))
+        return _bash(command, ruleset, cwd)
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in ruleset.family(verdict.value):
+            if _applies(rule, tool_name, tool_input, cwd, for_allow=False):
+                return Decision(
+                    verdict, rule.text, _("{family} rule {rule} matches").format(family=verdict.value, rule=rule.text)
+                )
+    for rule in ruleset.allow:
+        if _applies(rule, tool_name, tool_input, cwd, for_allow=True):
+            return Decision(Verdict.ALLOW, rule.text, _("allow rule {rule} matches").format(rule=rule.text))
+    return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
+
+
+# --- non-Bash tools ----------------------------------------------------------------------------
+
+
+def _applies(rule: Rule, tool_name: str, tool_input: Mapping[str, Any], cwd: Path, *, for_allow: bool) -> bool:
+    if rule.tool == "Mcp":
+        return _mcp_applies(rule, tool_name)
+    if rule.tool != tool_name:
+        return False
+    if rule.pattern is None:
+        return True
+    if tool_name in PATH_TOOLS:
+        path = tool_input.get("path", "." if tool_name in ("Glob", "Grep") else None)
+        return isinstance(path, str) and bool(path) and path_matches(rule.pattern, path, cwd, for_allow=for_allow)
+    if tool_name == "WebFetch":
+        return _domain_applies(rule.pattern, tool_input.get("url"))
+    if tool_name == "Skill":
+        name = tool_input.get("skill", tool_input.get("name"))
+        return isinstance(name, str) and bool(wildcard(rule.pattern).fullmatch(name))
+    if tool_name == "Agent":
+        name = tool_input.get("agent")
+        return isinstance(name, str) and bool(wildcard(rule.pattern).fullmatch(name))
+    pattern = wildcard(rule.pattern)
+    return any(pattern.fullmatch(value) for value in _text_values(tool_input))
+
+
+def _text_values(tool_input: Mapping[str, Any]) -> list[str]:
+    values = []
+    for value in tool_input.values():
+        if isinstance(value, str):
+            values.append(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            values.append(format(value, "g") if isinstance(value, float) else str(value))
+    return values
+
+
+def _domain_applies(pattern: str, url: Any) -> bool:
+    if not isinstance(url, str):
+        return False
+    if not pattern.startswith("domain:"):
+        return bool(wildcard(pattern).fullmatch(url))
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    wanted = pattern[len("domain:") :].strip().lower().rstrip(".")
+    return bool(host) and bool(wildcard(wanted).fullmatch(host))
+
+
+def _mcp_applies(rule: Rule, tool_name: str) -> bool:
+    pieces = tool_name.split("__")
+    if len(pieces) < 3 or pieces[0] != "mcp":
+        return False
+    server, tool = pieces[1], "__".join(pieces[2:])
+    if rule.pattern is None:
+        return True
+    server_pattern, _sep, tool_pattern = rule.pattern.partition(",")
+    return bool(wildcard(server_pattern.strip() or "*").fullmatch(server)) and bool(
+        wildcard(tool_pattern.strip() or "*").fullmatch(tool)
+    )
+
+
+# --- Bash ----------------------------------------------------------------------------------------
+
+
+def _show(text: str) -> str:
+    return text.replace("\x00", "…")
+
+
+def _part_matches(rule: Rule, part: Part, *, for_allow: bool) -> bool:
+    if rule.pattern is None:
+        return True
+    pattern = bash_pattern(rule.pattern)
+    return any(pattern.fullmatch(text) for text in part.texts(for_allow=for_allow))
+
+
+def _redirect_matches(rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool) -> bool:
+    if rule.pattern is None:
+        return True
+    if redirect.dynamic:
+        return False
+    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow)
+
+
+def _file_redirects(analysis: Analysis) -> list[Redirect]:
+    return [r for r in analysis.redirects if r.target not in _NOT_FILES]
+
+
+def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
+    analysis = analyze(command)
+    redirects = _file_redirects(analysis)
+    whole = " ".join(command.split())
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in ruleset.family(verdict.value):
+            if rule.tool == "Bash":
+                if rule.pattern is None:
+                    return Decision(
+                        verdict,
+                        rule.text,
+                        _("{family} rule {rule} covers every command").format(family=verdict.value, rule=rule.text),
+                    )
+                for part in analysis.parts:
+                    if _part_matches(rule, part, for_allow=False):
+                        return Decision(
+                            verdict,
+                            rule.text,
+                            _("{family} rule {rule} matches `{part}`").format(
+                                family=verdict.value, rule=rule.text, part=_show(part.texts(for_allow=False)[0])
+                            ),
+                        )
+                if bash_pattern(rule.pattern).fullmatch(whole):
+                    return Decision(
+                        verdict,
+                        rule.text,
+                        _("{family} rule {rule} matches the whole command").format(
+                            family=verdict.value, rule=rule.text
+                        ),
+                    )
+            elif rule.tool == "Redirect":
+                for redirect in redirects:
+                    if _redirect_matches(rule, redirect, cwd, for_allow=False):
+                        return Decision(
+                            verdict,
+                            rule.text,
+                            _("{family} rule {rule} matches the redirection to {target}").format(
+                                family=verdict.value, rule=rule.text, target=_show(redirect.target)
+                            ),
+                        )
+    return _bash_allow(analysis, redirects, ruleset, cwd)
+
+
+def _bash_allow(analysis: Analysis, redirects: list[Redirect], ruleset: RuleSet, cwd: Path) -> Decision:
+    bash_rules = [r for r in ruleset.allow if r.tool == "Bash"]
+    if not bash_rules:
+        return Decision(Verdict.ASK, None, _("no rule applies to Bash: ask"))
+    if analysis.uncertain:
+        return Decision(
+            Verdict.ASK, None, _("cannot prove the command safe ({why}): ask").format(why=analysis.uncertain[0])
+        )
+    if analysis.substitution:
+        return Decision(
+            Verdict.ASK,
+            None,
+            _("a command with a substitution ($(…), `…`, <(…), >(…)) is never allowed by a rule: ask"),
+        )
+    if not analysis.parts:
+        return Decision(Verdict.ASK, None, _("empty command: ask"))
+    used: list[str] = []
+    for part in analysis.parts:
+        shown = _show(part.texts(for_allow=True)[0])
+        if part.opaque:
+            return Decision(
+                Verdict.ASK,
+                None,
+                _("{wrapper} runs commands that cannot be checked: ask").format(wrapper=part.via or "a wrapper"),
+            )
+        if part.program_dynamic:
+            return Decision(
+                Verdict.ASK, None, _("the program of `{part}` is only known when it runs: ask").format(part=shown)
+            )
+        rule = next((r for r in bash_rules if _part_matches(r, part, for_allow=True)), None)
+        if rule is None:
+            return Decision(Verdict.ASK, None, _("no allow rule covers `{part}`: ask").format(part=shown))
+        if rule.text not in used:
+            used.append(rule.text)
+    redirect_rules = [r for r in ruleset.allow if r.tool == "Redirect"]
+    for redirect in redirects:
+        rule = next((r for r in redirect_rules if _redirect_matches(r, redirect, cwd, for_allow=True)), None)
+        if rule is None:
+            return Decision(
+                Verdict.ASK,
+                None,
+                _("no Redirect rule allows writing to {target}: ask").format(target=_show(redirect.target)),
+            )
+        if rule.text not in used:
+            used.append(rule.text)
+    return Decision(
+        Verdict.ALLOW, ", ".join(used), _("allowed: every part is covered by {rules}").format(rules=", ".join(used))
+    )
+
+
+def parts_of(command: str) -> list[str]:
+    """The parts a command splits into, as text (for display and tests)."""
+    return [_show(p.texts(for_allow=False)[0]) for p in analyze(command).parts]

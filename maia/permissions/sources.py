@@ -1,0 +1,66 @@
+"""Where rules come from (§9.1): the user's and the project's settings.json; their lists add up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from maia.config import read_json
+from maia.errors import ConfigError
+from maia.i18n import _
+from maia.paths import settings_path
+from maia.permissions.rules import RuleSet, merge, parse_rules
+
+
+@dataclass(slots=True)
+class RuleSource:
+    """The rules of one settings file."""
+
+    scope: str  # "user" or "project"
+    path: Path
+    exists: bool
+    ruleset: RuleSet = field(default_factory=RuleSet)
+
+
+@dataclass(slots=True)
+class LoadedRules:
+    """Every source, its warnings, and the rules added up."""
+
+    sources: list[RuleSource]
+    warnings: list[str]
+
+    @property
+    def ruleset(self) -> RuleSet:
+        """All rules, per family, in source order (user first)."""
+        return merge(s.ruleset for s in self.sources)
+
+
+def _read_source(scope: str, path: Path, warnings: list[str]) -> RuleSource:
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        return RuleSource(scope, path, exists=False)
+    except ConfigError as error:
+        warnings.append(_("{error} Its permission rules are ignored.").format(error=error.message))
+        return RuleSource(scope, path, exists=True)
+    permissions = data.get("permissions") if isinstance(data, dict) else None
+    if permissions is None:
+        return RuleSource(scope, path, exists=True)
+    if not isinstance(permissions, dict):
+        warnings.append(
+            _('{path}: "permissions" must be an object with allow, ask and deny lists; ignored.').format(path=path)
+        )
+        return RuleSource(scope, path, exists=True)
+    parsed = parse_rules(permissions, where=f"{path}: permissions")
+    warnings.extend(parsed.warnings)
+    return RuleSource(scope, path, exists=True, ruleset=parsed.ruleset)
+
+
+def load_rules(home: Path, launch: Path) -> LoadedRules:
+    """Rules of ``~/.maia/settings.json`` and ``./.maia/settings.json`` (never the parent folder)."""
+    warnings: list[str] = []
+    sources = [
+        _read_source("user", settings_path(home), warnings),
+        _read_source("project", launch / ".maia" / "settings.json", warnings),
+    ]
+    return LoadedRules(sources, warnings)
