@@ -1,0 +1,224 @@
+"""Running the tool calls of one model answer (§6.3): authorise in order, run (≤ 8 at once), report in order."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from maia.contracts import AgentUI, Tool, ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
+from maia.i18n import _
+from maia.permissions.engine import Decision
+from maia.permissions.rules import Verdict
+
+MAX_PARALLEL_TOOLS = 8
+STOP_FOR_MODEL = "The user stopped this iteration: this tool was not run. Wait for the user's next message."
+NOT_RUN_FOR_MODEL = "Not run: the user stopped the iteration before this call."
+USER_REFUSED = "The user refused this action."
+
+# (tool name, tool input) → decision; None means "no rules": the tool's own default applies
+PermissionCheck = Callable[[str, Mapping[str, Any]], Decision]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """One result per call, in call order, and whether the user answered ``stop``."""
+
+    results: list[ToolResultBlock]
+    stopped: bool = False
+
+
+@dataclass(slots=True)
+class _Prepared:
+    call: ToolUseBlock
+    tool: Tool | None = None
+    summary: str = ""
+    result: ToolResultBlock | None = None  # decided without running (error, refusal, stop)
+    task: asyncio.Task[ToolResultBlock] | None = None
+
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def received(tool_input: Mapping[str, Any]) -> str:
+    """``path (string), limit (integer)``: what the model sent, for error messages."""
+    return ", ".join(f"{k} ({_json_type(v)})" for k, v in tool_input.items()) or "(none)"
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def validate_input(tool: Tool, tool_input: Mapping[str, Any]) -> str | None:
+    """Check the input against the tool's schema; the error names the bad parameter (§8)."""
+    schema = dict(tool.spec.input_schema)
+    if not schema:
+        return None
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    error = next(iter(sorted(validator.iter_errors(dict(tool_input)), key=lambda e: list(map(str, e.path)))), None)
+    if error is None:
+        return None
+    if error.validator == "required":
+        properties = schema.get("properties", {})
+        missing = next((p for p in error.validator_value if p not in tool_input), "?")
+        detail = str(properties.get(missing, {}).get("description", "")) or _("required")
+        name = missing
+    else:
+        name = str(error.path[0]) if error.path else "?"
+        detail = error.message
+    return _('Parameter "{name}" missing or invalid ({detail}). Parameters received: {received}.').format(
+        name=name, detail=detail, received=received(tool_input)
+    )
+
+
+class ToolRunner:
+    """Runs the calls of one answer; one instance per batch."""
+
+    def __init__(
+        self,
+        tools: Mapping[str, Tool],
+        ui: AgentUI,
+        ctx: ToolContext,
+        permissions: PermissionCheck | None = None,
+        max_parallel: int = MAX_PARALLEL_TOOLS,
+    ) -> None:
+        self.tools = tools
+        self.ui = ui
+        self.ctx = ctx
+        self.permissions = permissions
+        self.limiter = asyncio.Semaphore(max_parallel)
+        self.key_locks: dict[str, asyncio.Lock] = {}
+
+    def _summary(self, tool: Tool | None, call: ToolUseBlock) -> str:
+        if tool is None:
+            return ""
+        try:
+            return tool.describe(call.input)
+        except Exception:  # a summary is cosmetic: never let it fail a call
+            return ""
+
+    async def _authorise(self, call: ToolUseBlock) -> tuple[_Prepared, bool]:
+        """Decide one call: (prepared call, stop answered)."""
+        tool = self.tools.get(call.name)
+        prepared = _Prepared(call, tool, self._summary(tool, call))
+        if tool is None:
+            prepared.result = ToolResultBlock(call.id, _("Unknown tool: {name}").format(name=call.name), True)
+            return prepared, False
+        invalid = validate_input(tool, call.input)
+        if invalid is not None:
+            prepared.result = ToolResultBlock(call.id, invalid, True)
+            return prepared, False
+        if self.permissions is None:
+            verdict = Verdict.ASK if tool.permission == "ask" else Verdict.ALLOW
+            rule = None
+        else:
+            decision = self.permissions(call.name, call.input)
+            verdict, rule = decision.verdict, decision.rule
+        if verdict == Verdict.DENY:
+            text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
+            prepared.result = ToolResultBlock(call.id, text, True)
+            return prepared, False
+        if verdict == Verdict.ASK:
+            question = _("Allow {tool}: {summary}?").format(tool=call.name, summary=prepared.summary or call.name)
+            answer = await self.ui.ask(question)
+            if answer == "stop":
+                prepared.result = ToolResultBlock(call.id, STOP_FOR_MODEL, True)
+                return prepared, True
+            if answer != "yes":
+                prepared.result = ToolResultBlock(call.id, USER_REFUSED, True)
+                return prepared, False
+        return prepared, False
+
+    def _lock_for(self, tool: Tool, call: ToolUseBlock) -> asyncio.Lock | None:
+        try:
+            key = tool.lock_key(call.input, self.ctx.cwd)
+        except Exception:  # a failing key is ignored (§6.3)
+            return None
+        if not key:
+            return None
+        return self.key_locks.setdefault(key, asyncio.Lock())
+
+    async def _execute(self, prepared: _Prepared, lock: asyncio.Lock | None) -> ToolResultBlock:
+        assert prepared.tool is not None
+        call = prepared.call
+        if lock is not None:
+            await lock.acquire()
+        try:
+            async with self.limiter:
+                try:
+                    output = await prepared.tool.execute(call.input, self.ctx)
+                except Exception as error:  # the one broad except: a tool failure becomes an error result
+                    return ToolResultBlock(call.id, str(error) or type(error).__name__, True)
+                return ToolResultBlock(call.id, output if isinstance(output, str) else str(output))
+        finally:
+            if lock is not None:
+                lock.release()
+
+    async def run(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
+        """Run the calls; results come back in call order, one per call."""
+        if len(calls) <= 1:
+            return await self._run_foreground(calls)
+        return await self._run_parallel(calls)
+
+    async def _run_foreground(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
+        if not calls:
+            return RunOutcome([])
+        call = calls[0]
+        tool = self.tools.get(call.name)
+        self.ui.on_tool_call(call.name, self._summary(tool, call))
+        prepared, stopped = await self._authorise(call)
+        result = prepared.result
+        if result is None:
+            assert prepared.tool is not None
+            result = await self._execute(prepared, None)
+        self.ui.on_tool_result(call.name, result.content, result.is_error)
+        return RunOutcome([result], stopped)
+
+    async def _run_parallel(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
+        prepared_calls: list[_Prepared] = []
+        stopped = False
+        names = tuple(c.name for c in calls)
+        done = 0
+
+        def finished(_task: asyncio.Task[ToolResultBlock]) -> None:
+            nonlocal done
+            done += 1
+            self.ui.on_tools_running(ToolsProgress(names, done))
+
+        async with asyncio.TaskGroup() as group:
+            for call in calls:
+                if stopped:
+                    prepared_calls.append(_Prepared(call, result=ToolResultBlock(call.id, NOT_RUN_FOR_MODEL, True)))
+                    done += 1
+                    continue
+                prepared, stopped = await self._authorise(call)
+                prepared_calls.append(prepared)
+                if prepared.result is not None:
+                    done += 1
+                    continue
+                assert prepared.tool is not None
+                lock = self._lock_for(prepared.tool, call)
+                prepared.task = group.create_task(self._execute(prepared, lock))
+                prepared.task.add_done_callback(finished)
+            self.ui.on_tools_running(ToolsProgress(names, done))
+        self.ui.on_tools_running(None)
+        results: list[ToolResultBlock] = []
+        for prepared in prepared_calls:
+            result = prepared.result if prepared.task is None else prepared.task.result()
+            assert result is not None
+            self.ui.on_tool_call(prepared.call.name, prepared.summary)
+            self.ui.on_tool_result(prepared.call.name, result.content, result.is_error)
+            results.append(result)
+        return RunOutcome(results, stopped)

@@ -1,0 +1,149 @@
+"""Running a command in its own process group (§11.2 ``runShell``): timeout, Ctrl+C, merged output.
+
+``run_shell`` never raises for the command's own failures: the outcome is described by
+:class:`ShellResult`. Cancellation (Ctrl+C) kills the whole process group, then propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from maia.i18n import _
+
+DEFAULT_TIMEOUT = 120.0
+KILL_GRACE = 1.0
+ShellState = Literal["exited", "timeout", "interrupted", "failed_to_start", "signal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShellResult:
+    """What a command printed (stdout and stderr in arrival order) and how it ended."""
+
+    output: str
+    state: ShellState
+    exit_code: int | None = None
+    signal_number: int | None = None
+    truncated: bool = False
+    error: str | None = None
+
+    def describe(self, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """The status line: exit code, timeout, interruption, signal or start failure."""
+        if self.state == "exited":
+            return _("[exit code: {code}]").format(code=self.exit_code)
+        if self.state == "timeout":
+            return _("[timed out ({seconds:g} s)]").format(seconds=timeout)
+        if self.state == "interrupted":
+            return _("[interrupted (Ctrl+C)]")
+        if self.state == "signal":
+            return _("[killed by signal {number}]").format(number=self.signal_number)
+        return _("[the command could not be started: {error}]").format(error=self.error or "")
+
+
+def cut_middle(text: str, limit: int) -> tuple[str, bool]:
+    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut."""
+    if len(text) <= limit:
+        return text, False
+    marker = _("\n[… {count} characters cut …]\n").format(count=len(text) - limit)
+    keep = max(0, limit - len(marker))
+    head = keep // 2
+    return text[:head] + marker + text[len(text) - (keep - head) :], True
+
+
+def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    """Send ``sig`` to the process's whole group (it leads its own session)."""
+    if process.returncode is not None and sys.platform == "win32":
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            os.killpg(process.pid, sig)
+
+
+async def terminate_group(process: asyncio.subprocess.Process, grace: float = KILL_GRACE) -> None:
+    """SIGTERM to the group, then SIGKILL after ``grace`` seconds if the leader is still there."""
+    kill_group(process, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), grace)
+    # Children may outlive the leader: the group is killed either way.
+    kill_group(process, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), grace)
+
+
+async def run_shell(
+    command: str | Sequence[str],
+    cwd: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+    max_chars: int = 1_000_000,
+) -> ShellResult:
+    """Run ``command`` (a shell line, or an argv run without shell) in its own process group."""
+    full_env = {**os.environ, **(env or {})}
+    try:
+        if isinstance(command, str):
+            process = await asyncio.create_subprocess_shell(
+                command,
+                cwd=cwd,
+                env=full_env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        else:
+            process = await asyncio.create_subprocess_exec(
+                *command,
+                cwd=cwd,
+                env=full_env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except OSError as error:
+        return ShellResult("", "failed_to_start", error=error.strerror or str(error))
+    chunks: list[bytes] = []
+    size = 0
+    dropped = False
+
+    async def read_all() -> None:
+        nonlocal size, dropped
+        assert process.stdout is not None
+        while True:
+            block = await process.stdout.read(65536)
+            if not block:
+                break
+            if size < max_chars * 4:  # bytes bound: a UTF-8 character is at most 4 bytes
+                chunks.append(block)
+                size += len(block)
+            else:
+                dropped = True
+        await process.wait()
+
+    state: ShellState = "exited"
+    try:
+        await asyncio.wait_for(read_all(), timeout)
+    except TimeoutError:
+        state = "timeout"
+        await terminate_group(process)
+    except asyncio.CancelledError:
+        await terminate_group(process)
+        raise
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    text, cut = cut_middle(text, max_chars)
+    if state == "timeout":
+        return ShellResult(text, "timeout", truncated=cut or dropped)
+    code = process.returncode
+    if code is not None and code < 0:
+        return ShellResult(text, "signal", signal_number=-code, truncated=cut or dropped)
+    return ShellResult(text, "exited", exit_code=code, truncated=cut or dropped)
