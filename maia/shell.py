@@ -79,6 +79,48 @@ async def terminate_group(process: asyncio.subprocess.Process, grace: float = KI
         await asyncio.wait_for(asyncio.shield(process.wait()), grace)
 
 
+class _HeadTail:
+    """Keeps the first and the last ``limit`` bytes of a stream, counting what falls between."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, block: bytes) -> None:
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += block[:room]
+            block = block[room:]
+        if block:
+            self.tail += block
+            excess = len(self.tail) - self.limit
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def text(self) -> str:
+        if not self.dropped:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+        marker = _("\n[… {count} bytes cut …]\n").format(count=self.dropped)
+        return bytes(self.head).decode("utf-8", "replace") + marker + bytes(self.tail).decode("utf-8", "replace")
+
+
+async def _spawn(command: str | Sequence[str], cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    options: dict[str, object] = {
+        "cwd": cwd,
+        "env": env,
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        "start_new_session": True,
+    }
+    if isinstance(command, str):
+        return await asyncio.create_subprocess_shell(command, **options)  # type: ignore[arg-type]
+    return await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
+
+
 async def run_shell(
     command: str | Sequence[str],
     cwd: Path,
@@ -89,45 +131,22 @@ async def run_shell(
 ) -> ShellResult:
     """Run ``command`` (a shell line, or an argv run without shell) in its own process group."""
     full_env = {**os.environ, **(env or {})}
+    spawn = asyncio.ensure_future(_spawn(command, cwd, full_env))
     try:
-        if isinstance(command, str):
-            process = await asyncio.create_subprocess_shell(
-                command,
-                cwd=cwd,
-                env=full_env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        else:
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                cwd=cwd,
-                env=full_env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+        # shielded: a cancellation while the process starts must still kill its whole group
+        process = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(OSError):
+            await terminate_group(await spawn)
+        raise
     except OSError as error:
         return ShellResult("", "failed_to_start", error=error.strerror or str(error))
-    chunks: list[bytes] = []
-    size = 0
-    dropped = False
+    capture = _HeadTail(max_chars * 4)  # bytes bound: a UTF-8 character is at most 4 bytes
 
     async def read_all() -> None:
-        nonlocal size, dropped
         assert process.stdout is not None
-        while True:
-            block = await process.stdout.read(65536)
-            if not block:
-                break
-            if size < max_chars * 4:  # bytes bound: a UTF-8 character is at most 4 bytes
-                chunks.append(block)
-                size += len(block)
-            else:
-                dropped = True
+        while block := await process.stdout.read(65536):
+            capture.add(block)
         await process.wait()
 
     state: ShellState = "exited"
@@ -139,11 +158,11 @@ async def run_shell(
     except asyncio.CancelledError:
         await terminate_group(process)
         raise
-    text = b"".join(chunks).decode("utf-8", errors="replace")
-    text, cut = cut_middle(text, max_chars)
+    text, cut = cut_middle(capture.text(), max_chars)
+    truncated = cut or capture.dropped > 0
     if state == "timeout":
-        return ShellResult(text, "timeout", truncated=cut or dropped)
+        return ShellResult(text, "timeout", truncated=truncated)
     code = process.returncode
     if code is not None and code < 0:
-        return ShellResult(text, "signal", signal_number=-code, truncated=cut or dropped)
-    return ShellResult(text, "exited", exit_code=code, truncated=cut or dropped)
+        return ShellResult(text, "signal", signal_number=-code, truncated=truncated)
+    return ShellResult(text, "exited", exit_code=code, truncated=truncated)

@@ -1,0 +1,77 @@
+"""run_shell: real processes in their own group; timeouts and cancellation kill grandchildren too."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from maia.shell import cut_middle, run_shell
+from tests.agent.helpers import process_alive
+
+
+async def _gone(pid: int) -> bool:
+    for _ in range(150):
+        if not process_alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_output_merged_in_arrival_order_and_exit_code(tmp_path: Path) -> None:
+    result = await run_shell("echo out1; echo err1 >&2; echo out2; exit 3", tmp_path)
+    assert result.output == "out1\nerr1\nout2\n"
+    assert (result.state, result.exit_code) == ("exited", 3)
+    assert result.describe() == "[exit code: 3]"
+
+
+async def test_runs_in_the_given_folder_with_extra_env(tmp_path: Path) -> None:
+    result = await run_shell("pwd; echo $MAIA_X", tmp_path, env={"MAIA_X": "yes"})
+    assert result.output == f"{tmp_path}\nyes\n"
+
+
+async def test_argv_without_shell(tmp_path: Path) -> None:
+    result = await run_shell(["printf", "%s|", "a b", "$(id)"], tmp_path)
+    assert result.output == "a b|$(id)|"
+
+
+async def test_could_not_start(tmp_path: Path) -> None:
+    result = await run_shell(["/nonexistent/program"], tmp_path)
+    assert result.state == "failed_to_start"
+    assert result.describe().startswith("[the command could not be started:")
+
+
+async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    result = await run_shell("sleep 30 & echo $!; wait", tmp_path, timeout=0.5)
+    assert result.state == "timeout"
+    assert result.describe(0.5) == "[timed out (0.5 s)]"
+    assert await _gone(int(result.output.split()[0]))
+
+
+async def test_cancellation_kills_the_group_even_while_starting(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    task = asyncio.create_task(run_shell(f"sleep 30 & echo $! > {pid_file}; wait", tmp_path))
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _gone(int(pid_file.read_text()))
+
+
+async def test_killed_by_signal(tmp_path: Path) -> None:
+    result = await run_shell("kill -9 $$", tmp_path)
+    assert (result.state, result.signal_number) == ("signal", 9)
+
+
+async def test_capture_limit_keeps_head_and_tail(tmp_path: Path) -> None:
+    result = await run_shell("seq 1 20000", tmp_path, max_chars=1000)
+    assert result.output.startswith("1\n2\n3\n") and result.output.endswith("19999\n20000\n")
+    assert "characters cut" in result.output and len(result.output) <= 1000 and result.truncated
+
+
+def test_cut_middle() -> None:
+    assert cut_middle("abc", 10) == ("abc", False)
+    text, cut = cut_middle("x" * 50 + "y" * 50, 60)
+    assert cut and len(text) == 60 and text.startswith("x") and text.endswith("y")
