@@ -108,6 +108,8 @@ class Part:
     @property
     def program_dynamic(self) -> bool:
         """The program is only known at run time: such a part is never allowed."""
+        if self.program in ("[", "[["):
+            return False
         return not self.words or DYN in self.program or bool(_GLOB_CHARS.search(self.program))
 
     def texts(self, *, for_allow: bool) -> list[str]:
@@ -157,6 +159,9 @@ class Analysis:
     redirects: list[Redirect] = field(default_factory=list)
     substitution: bool = False
     uncertain: list[str] = field(default_factory=list)
+    # when the parse is unsure: a rough lexical reading, used only to find reasons to deny or ask
+    fallback_parts: list[Part] = field(default_factory=list)
+    fallback_redirects: list[Redirect] = field(default_factory=list)
 
     def merge(self, other: Analysis) -> None:
         """Add another analysis (an inner script) to this one."""
@@ -164,6 +169,8 @@ class Analysis:
         self.redirects.extend(other.redirects)
         self.substitution = self.substitution or other.substitution
         self.uncertain.extend(other.uncertain)
+        self.fallback_parts.extend(other.fallback_parts)
+        self.fallback_redirects.extend(other.fallback_redirects)
 
 
 @functools.lru_cache(maxsize=1)
@@ -198,7 +205,28 @@ def _analyze(command: str, depth: int) -> Analysis:
     walker.visit(tree.root_node)
     if tree.root_node.has_error:
         analysis.uncertain.append("the command does not parse (unclosed quote or bracket, stray operator…)")
+    if analysis.uncertain:
+        _lexical_fallback(command, analysis)
     return analysis
+
+
+_ROUGH_SEPARATORS = re.compile(r"[;&|\n()`{}]+|\$\(|<\(|>\(")
+_ROUGH_REDIRECT = re.compile(r"(?:\d+|&)?(?:>>|>\||<>|>&|&>>|&>|>)\s*(['\"]?)([^\s;&|<>()'\"`]+)\1")
+
+
+def _lexical_fallback(command: str, analysis: Analysis) -> None:
+    """A rough reading of text the parser could not follow, so deny and ask rules still see it."""
+    for piece in _ROUGH_SEPARATORS.split(command):
+        words = [w.strip("'\"\\") for w in piece.split()]
+        words = [w for w in words if w]
+        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+            words.pop(0)
+        if words:
+            analysis.fallback_parts.append(Part(tuple(words)))
+    for match in _ROUGH_REDIRECT.finditer(command):
+        target = match.group(2)
+        if not target.isdigit() and target != "-":
+            analysis.fallback_redirects.append(Redirect(target, ">"))
 
 
 _ANSI_ESCAPES = {
@@ -281,12 +309,14 @@ class _Walker:
             return
         if kind == "command":
             self.command(node)
-        elif kind in ("declaration_command", "unset_command", "test_command"):
+        elif kind in ("declaration_command", "unset_command"):
             words = [self.word(child) for child in node.named_children if child.type != "comment"]
             keyword = node.children[0].type if node.children else ""
-            self.analysis.parts.append(
-                Part(tuple([keyword, *words]) if keyword not in ("[[", "[") else tuple([self.text(node)]))
-            )
+            self.analysis.parts.append(Part(tuple([keyword, *words])))
+        elif kind == "test_command":
+            for child in node.named_children:
+                self.word(child)  # collects what substitutions inside the test would run
+            self.analysis.parts.append(Part(tuple(self.text(node).split())))
         elif kind == "file_redirect":
             self.redirect(node)
         elif kind in ("command_substitution", "process_substitution"):
@@ -695,7 +725,12 @@ def _find_inner(args: list[str]) -> list[_Inner]:
             while j < len(args) and args[j] not in (";", "+"):
                 j += 1
             if j >= len(args):
-                return [_Unknown(f"find {args[i]} without its closing ; or +")]
+                rest = [DYN if w == "{}" else w for w in args[i + 1 :]]
+                return [
+                    *found,
+                    *([_Argv(rest)] if rest else []),
+                    _Unknown(f"find {args[i]} without its closing ; or +"),
+                ]
             command = [DYN if w == "{}" else w.replace("{}", DYN) for w in args[i + 1 : j]]
             if command:
                 found.append(_Argv(command))

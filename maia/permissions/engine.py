@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from maia.i18n import _
-from maia.permissions.bash import Analysis, Part, Redirect, analyze
+from maia.permissions.bash import Analysis, Redirect, analyze
 from maia.permissions.paths import path_matches
 from maia.permissions.rules import Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
 
@@ -124,11 +126,30 @@ def _show(text: str) -> str:
     return text.replace("\x00", "…")
 
 
-def _part_matches(rule: Rule, part: Part, *, for_allow: bool) -> bool:
+def _part_matches(rule: Rule, texts: Sequence[str]) -> bool:
     if rule.pattern is None:
         return True
     pattern = bash_pattern(rule.pattern)
-    return any(pattern.fullmatch(text) for text in part.texts(for_allow=for_allow))
+    return any(pattern.fullmatch(text) for text in texts)
+
+
+@functools.lru_cache(maxsize=256)
+def _family_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a family's Bash patterns: a quick test before looking for the rule that matched."""
+    return re.compile("|".join(f"(?:{bash_pattern(p).pattern})" for p in patterns), re.DOTALL)
+
+
+def _first_rule(rules: Sequence[Rule], texts: Sequence[str]) -> Rule | None:
+    bare = next((r for r in rules if r.pattern is None), None)
+    if bare is not None:
+        return bare
+    patterns = tuple(r.pattern for r in rules if r.pattern is not None)
+    if not patterns:
+        return None
+    quick = _family_regex(patterns)
+    if not any(quick.fullmatch(text) for text in texts):
+        return None
+    return next((r for r in rules if _part_matches(r, texts)), None)
 
 
 def _redirect_matches(rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool) -> bool:
@@ -139,50 +160,49 @@ def _redirect_matches(rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: b
     return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow)
 
 
-def _file_redirects(analysis: Analysis) -> list[Redirect]:
-    return [r for r in analysis.redirects if r.target not in _NOT_FILES]
+def _file_redirects(redirects: Sequence[Redirect]) -> list[Redirect]:
+    return list(dict.fromkeys(r for r in redirects if r.target not in _NOT_FILES))
 
 
 def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
     analysis = analyze(command)
-    redirects = _file_redirects(analysis)
+    redirects = _file_redirects(analysis.redirects)
+    suspects = {part: part.texts(for_allow=False) for part in [*analysis.parts, *analysis.fallback_parts]}
+    suspect_redirects = _file_redirects([*redirects, *analysis.fallback_redirects])
     whole = " ".join(command.split())
     for verdict in (Verdict.DENY, Verdict.ASK):
-        for rule in ruleset.family(verdict.value):
-            if rule.tool == "Bash":
-                if rule.pattern is None:
+        family = ruleset.family(verdict.value)
+        bash_rules = [r for r in family if r.tool == "Bash"]
+        if bash_rules:
+            for part, texts in suspects.items():
+                rule = _first_rule(bash_rules, texts)
+                if rule is not None:
+                    if rule.pattern is None:
+                        reason = _("{family} rule {rule} covers every command")
+                    else:
+                        reason = _("{family} rule {rule} matches `{part}`")
                     return Decision(
-                        verdict,
-                        rule.text,
-                        _("{family} rule {rule} covers every command").format(family=verdict.value, rule=rule.text),
+                        verdict, rule.text, reason.format(family=verdict.value, rule=rule.text, part=_show(texts[0]))
                     )
-                for part in analysis.parts:
-                    if _part_matches(rule, part, for_allow=False):
-                        return Decision(
-                            verdict,
-                            rule.text,
-                            _("{family} rule {rule} matches `{part}`").format(
-                                family=verdict.value, rule=rule.text, part=_show(part.texts(for_allow=False)[0])
-                            ),
-                        )
-                if bash_pattern(rule.pattern).fullmatch(whole):
+            rule = _first_rule(bash_rules, [whole])
+            if rule is not None:
+                return Decision(
+                    verdict,
+                    rule.text,
+                    _("{family} rule {rule} matches the whole command").format(family=verdict.value, rule=rule.text),
+                )
+        for rule in family:
+            if rule.tool != "Redirect":
+                continue
+            for redirect in suspect_redirects:
+                if _redirect_matches(rule, redirect, cwd, for_allow=False):
                     return Decision(
                         verdict,
                         rule.text,
-                        _("{family} rule {rule} matches the whole command").format(
-                            family=verdict.value, rule=rule.text
+                        _("{family} rule {rule} matches the redirection to {target}").format(
+                            family=verdict.value, rule=rule.text, target=_show(redirect.target)
                         ),
                     )
-            elif rule.tool == "Redirect":
-                for redirect in redirects:
-                    if _redirect_matches(rule, redirect, cwd, for_allow=False):
-                        return Decision(
-                            verdict,
-                            rule.text,
-                            _("{family} rule {rule} matches the redirection to {target}").format(
-                                family=verdict.value, rule=rule.text, target=_show(redirect.target)
-                            ),
-                        )
     return _bash_allow(analysis, redirects, ruleset, cwd)
 
 
@@ -203,8 +223,8 @@ def _bash_allow(analysis: Analysis, redirects: list[Redirect], ruleset: RuleSet,
     if not analysis.parts:
         return Decision(Verdict.ASK, None, _("empty command: ask"))
     used: list[str] = []
-    for part in analysis.parts:
-        shown = _show(part.texts(for_allow=True)[0])
+    for part in dict.fromkeys(analysis.parts):
+        texts = part.texts(for_allow=True)
         if part.opaque:
             return Decision(
                 Verdict.ASK,
@@ -213,11 +233,13 @@ def _bash_allow(analysis: Analysis, redirects: list[Redirect], ruleset: RuleSet,
             )
         if part.program_dynamic:
             return Decision(
-                Verdict.ASK, None, _("the program of `{part}` is only known when it runs: ask").format(part=shown)
+                Verdict.ASK,
+                None,
+                _("the program of `{part}` is only known when it runs: ask").format(part=_show(texts[0])),
             )
-        rule = next((r for r in bash_rules if _part_matches(r, part, for_allow=True)), None)
+        rule = _first_rule(bash_rules, texts)
         if rule is None:
-            return Decision(Verdict.ASK, None, _("no allow rule covers `{part}`: ask").format(part=shown))
+            return Decision(Verdict.ASK, None, _("no allow rule covers `{part}`: ask").format(part=_show(texts[0])))
         if rule.text not in used:
             used.append(rule.text)
     redirect_rules = [r for r in ruleset.allow if r.tool == "Redirect"]

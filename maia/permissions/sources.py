@@ -41,7 +41,7 @@ def _read_source(scope: str, path: Path, warnings: list[str]) -> RuleSource:
     except FileNotFoundError:
         return RuleSource(scope, path, exists=False)
     except ConfigError as error:
-        warnings.append(_("{error} Its permission rules are ignored.").format(error=error.message))
+        warnings.append(_("{error} (its permission rules are ignored)").format(error=error.message))
         return RuleSource(scope, path, exists=True)
     permissions = data.get("permissions") if isinstance(data, dict) else None
     if permissions is None:

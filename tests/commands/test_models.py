@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
-from maia.commands import cli
 from pytest_httpserver import HTTPServer
 
+from maia.commands import cli
 from tests.conftest import fixture_bytes
 
 

@@ -10,6 +10,7 @@ import sys
 import click
 import pytest
 from click.testing import CliRunner
+
 from maia.commands import SUBCOMMANDS, cli
 
 
