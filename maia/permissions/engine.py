@@ -174,7 +174,7 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         family = ruleset.family(verdict.value)
         bash_rules = [r for r in family if r.tool == "Bash"]
         if bash_rules:
-            for part, texts in suspects.items():
+            for texts in suspects.values():
                 rule = _first_rule(bash_rules, texts)
                 if rule is not None:
                     if rule.pattern is None:
