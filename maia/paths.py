@@ -40,3 +40,10 @@ def settings_path(home: Path) -> Path:
 def project_dir(launch: Path) -> Path:
     """The project's MAIA folder (``./.maia``) in the launch folder."""
     return launch / ".maia"
+
+
+def resolve_user_path(value: str, cwd: Path) -> Path:
+    """A path given by the model or the user: ``~`` expanded, relative to the launch folder, normalised."""
+    expanded = os.path.expanduser(value.strip())
+    path = Path(expanded) if os.path.isabs(expanded) else cwd / expanded
+    return Path(os.path.normpath(path))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,7 @@ class ShellResult:
     signal_number: int | None = None
     truncated: bool = False
     error: str | None = None
+    stderr: str = ""  # only when run with separate_stderr
 
     def describe(self, timeout: float = DEFAULT_TIMEOUT) -> str:
         """The status line: exit code, timeout, interruption, signal or start failure."""
@@ -107,16 +109,28 @@ class _HeadTail:
         return bytes(self.head).decode("utf-8", "replace") + marker + bytes(self.tail).decode("utf-8", "replace")
 
 
-async def _spawn(command: str | Sequence[str], cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+def shell_executable() -> str | None:
+    """The system shell commands run in: bash when present (the dialect permissions analyse), else sh."""
+    if sys.platform == "win32":
+        return None
+    return shutil.which("bash") or "/bin/sh"
+
+
+async def _spawn(
+    command: str | Sequence[str], cwd: Path, env: dict[str, str], separate_stderr: bool = False
+) -> asyncio.subprocess.Process:
     options: dict[str, object] = {
         "cwd": cwd,
         "env": env,
         "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
-        "stderr": asyncio.subprocess.STDOUT,
+        "stderr": asyncio.subprocess.PIPE if separate_stderr else asyncio.subprocess.STDOUT,
         "start_new_session": True,
     }
     if isinstance(command, str):
+        executable = shell_executable()
+        if executable:
+            options["executable"] = executable
         return await asyncio.create_subprocess_shell(command, **options)  # type: ignore[arg-type]
     return await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
 
@@ -128,10 +142,14 @@ async def run_shell(
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     max_chars: int = 1_000_000,
+    separate_stderr: bool = False,
 ) -> ShellResult:
-    """Run ``command`` (a shell line, or an argv run without shell) in its own process group."""
+    """Run ``command`` (a shell line, or an argv run without shell) in its own process group.
+
+    stdout and stderr are merged in arrival order, unless ``separate_stderr`` keeps stderr apart.
+    """
     full_env = {**os.environ, **(env or {})}
-    spawn = asyncio.ensure_future(_spawn(command, cwd, full_env))
+    spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
     try:
         # shielded: a cancellation while the process starts must still kill its whole group
         process = await asyncio.shield(spawn)
@@ -142,11 +160,15 @@ async def run_shell(
     except OSError as error:
         return ShellResult("", "failed_to_start", error=error.strerror or str(error))
     capture = _HeadTail(max_chars * 4)  # bytes bound: a UTF-8 character is at most 4 bytes
+    errors = _HeadTail(max_chars * 4)
+
+    async def pump(stream: asyncio.StreamReader | None, sink: _HeadTail) -> None:
+        if stream is not None:
+            while block := await stream.read(65536):
+                sink.add(block)
 
     async def read_all() -> None:
-        assert process.stdout is not None
-        while block := await process.stdout.read(65536):
-            capture.add(block)
+        await asyncio.gather(pump(process.stdout, capture), pump(process.stderr, errors))
         await process.wait()
 
     state: ShellState = "exited"
@@ -159,10 +181,11 @@ async def run_shell(
         await terminate_group(process)
         raise
     text, cut = cut_middle(capture.text(), max_chars)
+    stderr, _cut = cut_middle(errors.text(), max_chars)
     truncated = cut or capture.dropped > 0
     if state == "timeout":
-        return ShellResult(text, "timeout", truncated=truncated)
+        return ShellResult(text, "timeout", truncated=truncated, stderr=stderr)
     code = process.returncode
     if code is not None and code < 0:
-        return ShellResult(text, "signal", signal_number=-code, truncated=truncated)
-    return ShellResult(text, "exited", exit_code=code, truncated=truncated)
+        return ShellResult(text, "signal", signal_number=-code, truncated=truncated, stderr=stderr)
+    return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from maia.permissions.rules import glob_regex
+from maia.globs import glob_regex
 
 
 def _absolute(value: str, base: str) -> str:

@@ -159,39 +159,3 @@ def bash_pattern(pattern: str) -> re.Pattern[str]:
     except ValueError:
         normal = " ".join(pattern.split())
     return wildcard(normal)
-
-
-@functools.lru_cache(maxsize=4096)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob: ``**`` any depth, ``*`` and ``?`` within one segment, ``[…]`` a class."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif ch == "*":
-            out.append("[^/]*")
-            i += 1
-        elif ch == "?":
-            out.append("[^/]")
-            i += 1
-        elif ch == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(ch))
-                i += 1
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)

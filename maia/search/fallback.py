@@ -1,0 +1,131 @@
+"""The pure-Python search engine: the same answers as ripgrep, for machines without it."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import re
+from pathlib import Path
+
+from maia.search import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, FileHit, GrepQuery
+from maia.search.ignore import compile_ignore, walk
+from maia.search.regex import compile_python, required_literal
+
+
+def _matching_lines(text: str, regex: re.Pattern[str]) -> list[tuple[int, int]]:
+    """(start, end) of each line holding a match that stays within the line, as ripgrep finds them."""
+    found: list[tuple[int, int]] = []
+    pos = 0
+    size = len(text)
+    while pos <= size:
+        match = regex.search(text, pos)
+        if match is None:
+            break
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        if end == -1:
+            end = size
+        if match.end() <= end or regex.search(text[start:end]) is not None:
+            if not (start == size and start > 0):  # no phantom line after a final newline
+                found.append((start, end))
+            pos = end + 1
+        else:
+            pos = match.start() + 1  # the match crossed a line end: look again within lines
+    return found
+
+
+def _read(path: str, size: int) -> bytes | None:
+    """The bytes of a text file; None for files over 2 MB, unreadable or binary (a NUL up front)."""
+    if size > MAX_FILE_BYTES:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return None
+    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _search_text(text: str, rel: str, query: GrepQuery, regex: re.Pattern[str]) -> FileHit | None:
+    if query.mode == "files_with_matches":
+        if regex.search(text) is None or not _matching_lines(text, regex):
+            return None
+        return FileHit(rel)
+    spans = _matching_lines(text, regex)
+    if not spans:
+        return None
+    if query.mode == "count":
+        return FileHit(rel, count=len(spans))
+    hit = FileHit(rel, count=len(spans))
+    if not (query.before or query.after):
+        line_no = 1
+        last = 0
+        for start, end in spans:
+            line_no += text.count("\n", last, start)
+            last = start
+            hit.lines.append((line_no, text[start:end].rstrip("\r"), True))
+        return hit
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    starts: list[int] = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    matched = {bisect.bisect_right(starts, start) for start, _end in spans}
+    wanted: set[int] = set()
+    for number in matched:
+        wanted.update(range(max(1, number - query.before), min(len(lines), number + query.after) + 1))
+    hit.lines = [(n, lines[n - 1].rstrip("\r"), n in matched) for n in sorted(wanted)]
+    return hit
+
+
+def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> list[FileHit]:
+    """Search ``query.root`` (a folder or a file); stop early once the limits are reached (0 = none)."""
+    regex = compile_python(query.pattern, query.ignore_case)
+    literal = required_literal(query.pattern)
+    needle: bytes | None = None
+    if literal and (not query.ignore_case or literal.isascii()):
+        needle = (literal.lower() if query.ignore_case else literal).encode("utf-8")
+    only = compile_ignore([query.glob]) if query.glob else None
+    hits: list[FileHit] = []
+    lines_seen = 0
+    root = query.root
+    candidates = iter([("", str(root), root.stat())]) if root.is_file() else walk(root)
+    for rel, path, info in candidates:
+        if only is not None and rel and only.decide(rel) is not True:
+            continue
+        data = _read(path, info.st_size)
+        if data is None:
+            continue
+        if needle is not None:
+            if not query.ignore_case:
+                if needle not in data:
+                    continue  # the required literal is absent: the regex cannot match
+            elif data.isascii() and needle not in data.lower():
+                continue  # (only ASCII text is pre-checked without case: Unicode folds K to K)
+        hit = _search_text(data.decode("utf-8", errors="replace"), rel, query, regex)
+        if hit is None:
+            continue
+        hits.append(hit)
+        lines_seen += len(hit.lines)
+        if max_files and len(hits) >= max_files:
+            break
+        if max_lines and lines_seen >= max_lines:
+            break
+    return hits
+
+
+def glob_files(root: Path, regex: re.Pattern[str], *, limit: int = 0) -> tuple[list[str], int]:
+    """Files under ``root`` whose root-relative path fully matches ``regex``; (first ``limit``, total)."""
+    found: list[str] = []
+    total = 0
+    for rel, _path, _info in walk(root):
+        if regex.fullmatch(rel):
+            total += 1
+            if not limit or len(found) < limit:
+                found.append(rel)
+    return found, total

@@ -1,0 +1,142 @@
+"""Walking a tree as ripgrep does: ``.gitignore`` / ``.ignore`` / ``.rgignore`` honoured, ignored
+folders pruned instead of filtered, one combined regular expression per run of patterns."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+try:  # pathspec ≥ 1.0
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern as _Pattern
+except ImportError:  # pragma: no cover - older pathspec
+    from pathspec.patterns.gitwildmatch import GitWildMatchPattern as _Pattern
+
+ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # later files take precedence
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreFile:
+    """The rules of one ignore file: runs of same-polarity patterns, each run one regex.
+
+    ``base`` is the file's folder relative to the walk root (its patterns apply below it);
+    ``prefix`` re-anchors a parent folder's file: the root seen from that folder.
+    """
+
+    base: str
+    groups: tuple[tuple[re.Pattern[str], bool], ...]  # (combined regex, True = ignore / False = re-include)
+    prefix: str = ""
+
+    def decide(self, rel: str) -> bool | None:
+        """True: ignored, False: re-included, None: no pattern of this file matches."""
+        if self.prefix:
+            rel = f"{self.prefix}/{rel}"
+        if self.base:
+            if not rel.startswith(self.base + "/"):
+                return None
+            rel = rel[len(self.base) + 1 :]
+        for regex, ignore in reversed(self.groups):
+            if regex.match(rel):
+                return ignore
+        return None
+
+
+def compile_ignore(lines: list[str], base: str = "", prefix: str = "") -> IgnoreFile | None:
+    """Compile the lines of an ignore file (comments, blank lines and bad lines skipped)."""
+    groups: list[tuple[list[str], bool]] = []
+    for raw in lines:
+        line = raw.rstrip("\n").rstrip("\r")
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            regex, include = _Pattern.pattern_to_regex(line)
+        except Exception:  # a malformed line is skipped, as git does
+            continue
+        if regex is None or include is None:
+            continue
+        regex = regex.replace("(?P<ps_d>/)", "(?:/)")
+        if groups and groups[-1][1] == include:
+            groups[-1][0].append(regex)
+        else:
+            groups.append(([regex], include))
+    if not groups:
+        return None
+    compiled = tuple((re.compile("|".join(f"(?:{r})" for r in regexes)), include) for regexes, include in groups)
+    return IgnoreFile(base, compiled, prefix)
+
+
+def read_ignore_files(folder: Path, base: str = "", prefix: str = "") -> list[IgnoreFile]:
+    """The ignore files of one folder, lowest precedence first."""
+    found: list[IgnoreFile] = []
+    for name in IGNORE_FILES:
+        try:
+            with open(folder / name, encoding="utf-8", errors="replace") as handle:
+                compiled = compile_ignore(handle.readlines(), base, prefix)
+        except OSError:
+            continue
+        if compiled is not None:
+            found.append(compiled)
+    return found
+
+
+def is_ignored(rules: list[IgnoreFile], rel: str) -> bool:
+    """Whether the last rule that has an opinion on ``rel`` ignores it (folders end with ``/``)."""
+    for rule in reversed(rules):
+        verdict = rule.decide(rel)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def ancestor_rules(root: Path) -> list[IgnoreFile]:
+    """Ignore files of the folders above ``root`` (ripgrep reads them too), outermost first."""
+    rules: list[IgnoreFile] = []
+    for folder in reversed(root.parents):
+        prefix = "/".join(root.parts[len(folder.parts) :])
+        rules.extend(read_ignore_files(folder, "", prefix))
+    return rules
+
+
+def walk(root: Path, *, use_ignore: bool = True) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Files under ``root`` in sorted depth-first order: (path relative to root, absolute path, stat).
+
+    ``.git`` and ``node_modules`` are always skipped; ignored folders are pruned, never entered;
+    symbolic links to folders are not followed.
+    """
+    rules = ancestor_rules(root) if use_ignore else []
+    yield from _walk_dir("", str(root), rules, use_ignore)
+
+
+def _walk_dir(
+    rel_dir: str, abs_dir: str, inherited: list[IgnoreFile], use_ignore: bool
+) -> Iterator[tuple[str, str, os.stat_result]]:
+    rules = inherited
+    if use_ignore:
+        own = read_ignore_files(Path(abs_dir), rel_dir)
+        if own:
+            rules = [*inherited, *own]
+    try:
+        with os.scandir(abs_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if name in ALWAYS_SKIPPED or (use_ignore and is_ignored(rules, rel + "/")):
+                    continue
+                yield from _walk_dir(rel, entry.path, rules, use_ignore)
+                continue
+            if use_ignore and is_ignored(rules, rel):
+                continue
+            info = entry.stat()
+        except OSError:
+            continue
+        if entry.is_symlink() and not os.path.isfile(entry.path):
+            continue
+        yield rel, entry.path, info

@@ -1,0 +1,90 @@
+"""What every built-in tool shares: its spec, default permission, summary and input helpers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from maia.contracts import Permission, ToolContext, ToolSpec
+from maia.i18n import _
+from maia.paths import resolve_user_path
+from maia.runner import received
+
+
+class ToolError(Exception):
+    """A tool failure the model should read (the runner turns it into an error result)."""
+
+
+class BuiltinTool:
+    """Base of the built-in tools: subclasses set the class attributes and ``execute``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    schema: ClassVar[dict[str, Any]]
+    default_permission: ClassVar[Permission] = "auto"
+    summary_key: ClassVar[str | None] = None
+
+    @property
+    def spec(self) -> ToolSpec:
+        """Name, description and input schema."""
+        return ToolSpec(self.name, self.description, self.schema)
+
+    @property
+    def permission(self) -> Permission:
+        """The default permission when no rule applies."""
+        return self.default_permission
+
+    def describe(self, tool_input: Mapping[str, Any]) -> str:
+        """A short summary: the main parameter's value."""
+        key = self.summary_key
+        value = tool_input.get(key) if key else None
+        return str(value) if value is not None else ""
+
+    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+        """No mutual exclusion by default."""
+        return None
+
+    async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Run the tool."""
+        raise ToolError(_("{name} cannot run.").format(name=self.name))
+
+
+def require_str(tool_input: Mapping[str, Any], key: str, hint: str = "") -> str:
+    """A required string parameter, or the §8 error naming it and listing what was received."""
+    value = tool_input.get(key)
+    if isinstance(value, str) and value:
+        return value
+    detail = hint or _("a non-empty string is expected")
+    raise ToolError(
+        _('Parameter "{name}" missing or invalid ({detail}). Parameters received: {received}.').format(
+            name=key, detail=detail, received=received(tool_input)
+        )
+    )
+
+
+def optional_int(tool_input: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
+    """An optional whole number parameter (numbers sent as text are accepted)."""
+    value = tool_input.get(key, default)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ToolError(
+            _('Parameter "{name}" must be a whole number. Parameters received: {received}.').format(
+                name=key, received=received(tool_input)
+            )
+        ) from None
+    if number < minimum:
+        raise ToolError(_('Parameter "{name}" must be at least {minimum}.').format(name=key, minimum=minimum))
+    return number
+
+
+def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    """``file:<absolute path>``: calls on the same file run one after the other."""
+    value = tool_input.get("path")
+    if not isinstance(value, str) or not value:
+        return None
+    return "file:" + os.path.realpath(resolve_user_path(value, cwd))

@@ -1,0 +1,39 @@
+"""Bash: run a command in the launch folder, in its own process group, 2 minutes at most."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from maia.contracts import ToolContext
+from maia.i18n import _
+from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
+from maia.tools.base import BuiltinTool, require_str
+
+MAX_OUTPUT = 30_000
+
+
+class BashTool(BuiltinTool):
+    """Run a shell command."""
+
+    name = "Bash"
+    description = (
+        "Run a shell command (bash) in the working folder and return its output (stdout and stderr "
+        "together) and exit code. 2 minutes at most; output cut at 30,000 characters. Not interactive: "
+        "no input can be typed. Prefer Read, Glob and Grep to read and search files."
+    )
+    schema = {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "The command line to run."}},
+        "required": ["command"],
+    }
+    default_permission = "ask"
+    summary_key = "command"
+
+    async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Run the command; the last line tells how it ended."""
+        command = require_str(tool_input, "command", _("the command line to run"))
+        result = await run_shell(command, ctx.cwd, timeout=DEFAULT_TIMEOUT, env=ctx.env, max_chars=MAX_OUTPUT * 4)
+        output, _cut = cut_middle(result.output, MAX_OUTPUT)
+        status = result.describe(DEFAULT_TIMEOUT)
+        return f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{status}"

@@ -1,0 +1,74 @@
+"""Edit: replace one unique occurrence of ``old_string`` with ``new_string``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from maia.contracts import ToolContext
+from maia.i18n import _
+from maia.paths import resolve_user_path
+from maia.storage import write_atomic
+from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
+
+
+class EditTool(BuiltinTool):
+    """Replace a unique piece of text in a file."""
+
+    name = "Edit"
+    description = (
+        "Replace exactly one occurrence of old_string with new_string in a file. old_string must appear "
+        "once: include enough surrounding lines to make it unique. Read the file first."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to change."},
+            "old_string": {"type": "string", "description": "The exact text to replace (unique in the file)."},
+            "new_string": {"type": "string", "description": "The replacement text."},
+        },
+        "required": ["path", "old_string", "new_string"],
+    }
+    default_permission = "ask"
+    summary_key = "path"
+
+    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+        """Reads and writes of one file run one after the other."""
+        return file_key(tool_input, cwd)
+
+    async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Apply the replacement."""
+        raw = require_str(tool_input, "path", _("the path of the file to change"))
+        old = require_str(tool_input, "old_string", _("the exact text to replace"))
+        new = tool_input.get("new_string")
+        if not isinstance(new, str):
+            raise ToolError(_('Parameter "new_string" missing or invalid (the replacement text).'))
+        if old == new:
+            raise ToolError(_("old_string and new_string are the same: nothing to change."))
+        path = resolve_user_path(raw, ctx.cwd)
+        try:
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except FileNotFoundError:
+            raise ToolError(_("File not found: {path}").format(path=raw)) from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise ToolError(_("Cannot read {path}: {error}").format(path=raw, error=error)) from None
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(
+                _(
+                    "old_string was not found in {path}: Read the file and copy the text exactly "
+                    "(spaces and line breaks included)."
+                ).format(path=raw)
+            )
+        if count > 1:
+            raise ToolError(
+                _("old_string appears {count} times in {path}: add surrounding lines so that it is unique.").format(
+                    count=count, path=raw
+                )
+            )
+        start = text.index(old)
+        await asyncio.to_thread(write_atomic, path, text.replace(old, new, 1))
+        line = text.count("\n", 0, start) + 1
+        return _("Edited {path} at line {line}.").format(path=raw, line=line)

@@ -1,0 +1,77 @@
+"""Write: create or replace a file (parent folders created); ``content`` aliases and arrays accepted."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from maia.contracts import ToolContext
+from maia.i18n import _
+from maia.paths import resolve_user_path
+from maia.runner import received
+from maia.storage import write_atomic
+from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
+
+CONTENT_ALIASES = ("content", "contents", "text", "file_text", "file_content", "data", "body")
+
+
+def content_of(tool_input: Mapping[str, Any]) -> str:
+    """The text to write: ``content`` or an alias, a string or a list of lines."""
+    for key in CONTENT_ALIASES:
+        if key not in tool_input:
+            continue
+        value = tool_input[key]
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return "\n".join(value)
+    raise ToolError(
+        _(
+            'Parameter "content" missing or invalid (the full text of the file, as a string). Parameters received: '
+            "{received}. If your answer was cut by the output limit, write the file in several smaller parts "
+            "(Write a first part, then Edit to append)."
+        ).format(received=received(tool_input))
+    )
+
+
+class WriteTool(BuiltinTool):
+    """Create or overwrite a file."""
+
+    name = "Write"
+    description = (
+        "Create a file or replace its whole content. Parent folders are created. Give the complete text in "
+        "content. Read an existing file before replacing it; prefer Edit for small changes."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to write."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
+        },
+        "required": ["path"],
+    }
+    default_permission = "ask"
+    summary_key = "path"
+
+    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+        """Reads and writes of one file run one after the other."""
+        return file_key(tool_input, cwd)
+
+    async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
+        """Write the file atomically."""
+        raw = require_str(tool_input, "path", _("the path of the file to write"))
+        text = content_of(tool_input)
+        path = resolve_user_path(raw, ctx.cwd)
+        if path.is_dir():
+            raise ToolError(_("{path} is a folder: give a file path.").format(path=raw))
+        existed = path.exists()
+        try:
+            await asyncio.to_thread(write_atomic, path, text)
+        except OSError as error:
+            raise ToolError(_("Cannot write {path}: {error}").format(path=raw, error=error.strerror)) from None
+        lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        if existed:
+            return _("Replaced {path} ({lines} lines).").format(path=raw, lines=lines)
+        return _("Created {path} ({lines} lines).").format(path=raw, lines=lines)
