@@ -10,6 +10,7 @@ from pathlib import Path
 from maia.globs import glob_regex, has_magic
 from maia.i18n import _
 from maia.search import FileHit, GrepQuery, cut_line, display_path, fallback, find_ripgrep, rg
+from maia.search.fallback import glob_filter
 from maia.search.regex import compile_python
 
 
@@ -34,9 +35,14 @@ async def grep_hits(query: GrepQuery, *, head_limit: int = 0, engine: str | None
     compile_python(query.pattern, query.ignore_case)  # the same clear error whichever engine runs
     binary = _engine(engine)
     if binary is not None and not query.root.is_file():
-        return await rg.grep(binary, query, query.root if query.root.is_dir() else query.root.parent)
-    max_files = head_limit if query.mode != "content" else 0
-    max_lines = head_limit if query.mode == "content" else 0
+        hits = await rg.grep(binary, query, query.root)
+        if query.glob:
+            keep = glob_filter(query.glob)
+            hits = [h for h in hits if keep(h.rel)]
+        return hits
+    # one more than asked, so that the answer can tell there was more
+    max_files = head_limit + 1 if head_limit and query.mode != "content" else 0
+    max_lines = head_limit + 1 if head_limit and query.mode == "content" else 0
     return await asyncio.to_thread(fallback.grep_files, query, max_files=max_files, max_lines=max_lines)
 
 
@@ -105,8 +111,7 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     regex = glob_regex(relative)
     binary = _engine(engine)
     if binary is not None:
-        anchored = relative if "/" in relative else "/" + relative
-        rels = [r for r in await rg.list_files(binary, root, anchored, root) if regex.fullmatch(r)]
+        rels = [r for r in await rg.list_files(binary, root, relative, root) if regex.fullmatch(r)]
         total = len(rels)
         if limit:
             rels = rels[:limit]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from maia.search import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, FileHit, GrepQuery
@@ -83,6 +84,17 @@ def _search_text(text: str, rel: str, query: GrepQuery, regex: re.Pattern[str]) 
     return hit
 
 
+def glob_filter(glob: str) -> Callable[[str], bool]:
+    """Grep's ``glob``, as ripgrep reads it: gitignore syntax (no slash = any folder), ``!`` excludes."""
+    negated = glob.startswith("!")
+    compiled = compile_ignore([glob.lstrip("!")])
+    if compiled is None:
+        return lambda rel: True
+    if negated:
+        return lambda rel: compiled.decide(rel) is not True
+    return lambda rel: compiled.decide(rel) is True
+
+
 def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> list[FileHit]:
     """Search ``query.root`` (a folder or a file); stop early once the limits are reached (0 = none)."""
     regex = compile_python(query.pattern, query.ignore_case)
@@ -90,13 +102,13 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
     needle: bytes | None = None
     if literal and (not query.ignore_case or literal.isascii()):
         needle = (literal.lower() if query.ignore_case else literal).encode("utf-8")
-    only = compile_ignore([query.glob]) if query.glob else None
+    keep = glob_filter(query.glob) if query.glob else None
     hits: list[FileHit] = []
     lines_seen = 0
     root = query.root
     candidates = iter([("", str(root), root.stat())]) if root.is_file() else walk(root)
     for rel, path, info in candidates:
-        if only is not None and rel and only.decide(rel) is not True:
+        if keep is not None and rel and not keep(rel):
             continue
         data = _read(path, info.st_size)
         if data is None:

@@ -104,7 +104,7 @@ def walk(root: Path, *, use_ignore: bool = True) -> Iterator[tuple[str, str, os.
     """Files under ``root`` in sorted depth-first order: (path relative to root, absolute path, stat).
 
     ``.git`` and ``node_modules`` are always skipped; ignored folders are pruned, never entered;
-    symbolic links to folders are not followed.
+    symbolic links are skipped.
     """
     rules = ancestor_rules(root) if use_ignore else []
     yield from _walk_dir("", str(root), rules, use_ignore)
@@ -132,11 +132,9 @@ def _walk_dir(
                     continue
                 yield from _walk_dir(rel, entry.path, rules, use_ignore)
                 continue
-            if use_ignore and is_ignored(rules, rel):
-                continue
+            if entry.is_symlink() or (use_ignore and is_ignored(rules, rel)):
+                continue  # links are not followed, as ripgrep does by default
             info = entry.stat()
         except OSError:
-            continue
-        if entry.is_symlink() and not os.path.isfile(entry.path):
             continue
         yield rel, entry.path, info

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import re
-import sre_constants
-import sre_parse
+from typing import Any
 
 from maia.errors import MaiaError
 from maia.i18n import _
+
+# re's own parser (public as sre_parse before 3.11, deprecated since): to find required literals
+sre_parse: Any = importlib.import_module("re._parser")
+sre_constants: Any = importlib.import_module("re._constants")
 
 
 class PatternError(MaiaError):
@@ -57,7 +61,7 @@ def required_literal(pattern: str) -> str | None:
     run: list[str] = []
     for op, value in list(parsed.data):
         if op is sre_constants.LITERAL:
-            run.append(chr(value))  # type: ignore[arg-type]  # a LITERAL carries a code point
+            run.append(chr(value))
             continue
         if "".join(run) and len(run) > len(best):
             best = "".join(run)

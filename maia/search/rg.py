@@ -43,11 +43,23 @@ async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, b
     return process.returncode or 0, out, err
 
 
+def name_filter(glob: str | None) -> list[str]:
+    """A file-name pre-filter as a ripgrep *type*: unlike ``--glob``, a type never re-includes ignored files.
+
+    Only the last path segment is used (types match file names); the full glob is applied afterwards.
+    """
+    if not glob:
+        return []
+    negated = glob.startswith("!")
+    last = glob.lstrip("!").rstrip("/").rsplit("/", 1)[-1]
+    if not last or last == "**" or (negated and "/" in glob.lstrip("!")):
+        return []
+    return [f"--type-add=maiafilter:{last}", "--type-not=maiafilter" if negated else "--type=maiafilter"]
+
+
 def grep_args(query: GrepQuery) -> list[str]:
     """ripgrep's arguments for a query (the search root comes last)."""
-    args = [*COMMON, "--max-filesize=2M"]
-    if query.glob:
-        args.append(f"--glob={query.glob}")
+    args = [*COMMON, "--max-filesize=2M", *name_filter(query.glob)]
     if query.ignore_case:
         args.append("--ignore-case")
     if needs_pcre(query.pattern):
@@ -125,10 +137,8 @@ async def grep(binary: str, query: GrepQuery, cwd: Path) -> list[FileHit]:
 
 
 async def list_files(binary: str, root: Path, glob: str | None, cwd: Path) -> list[str]:
-    """Every non-ignored file under ``root`` (``glob`` narrows the walk), relative to it, sorted."""
-    args = [*COMMON, "--files", "--null"]
-    if glob:
-        args.append(f"--glob={glob}")
+    """Every non-ignored file under ``root`` (``glob``'s file-name part narrows it), relative, sorted."""
+    args = [*COMMON, "--files", "--null", *name_filter(glob)]
     _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
     root_bytes = str(root).encode()
     rels = [_relative(p, root_bytes) for p in out.split(b"\0") if p]
