@@ -43,9 +43,9 @@ class FileHit:
     count: int = 0
 
 
-def sort_key(rel: str) -> list[str]:
-    """Depth-first name order, the order both engines report files in."""
-    return rel.split("/")
+def path_order(rel: str) -> str:
+    """Sort key for depth-first name order (the order both engines report files in): ``/`` sorts first."""
+    return rel.replace("/", "\x00")
 
 
 def find_ripgrep() -> str | None:

@@ -51,8 +51,11 @@ def format_hits(
 ) -> SearchAnswer:
     """Files, counts or numbered lines (``path:n:text``, context ``path-n-text``, ``--`` between groups)."""
 
+    base = display_path(query.root, cwd)
+    prefix = "" if base == "." else base + "/"
+
     def name(hit: FileHit) -> str:
-        return display_path(query.root / hit.rel if hit.rel else query.root, cwd)
+        return prefix + hit.rel if hit.rel else base
 
     if query.mode == "files_with_matches":
         rows = [name(h) for h in hits]
@@ -103,18 +106,36 @@ def split_glob(pattern: str, base: Path) -> tuple[Path, str]:
     return root, rest
 
 
+def _narrow(relative: str) -> tuple[str, int]:
+    """The literal leading folders of a glob, and how deep below them it can match (0 = any depth)."""
+    segments = relative.split("/")
+    fixed: list[str] = []
+    while len(segments) > 1 and not has_magic(segments[0]):
+        fixed.append(segments.pop(0))
+    depth = 0 if any("**" in seg for seg in segments) else len(segments)
+    return "/".join(fixed), depth
+
+
 async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | None = None) -> tuple[list[Path], int]:
     """Files matching ``pattern`` under ``base``: (first ``limit`` in path order, total)."""
     root, relative = split_glob(pattern, base)
     if not relative:
         return ([root], 1) if root.is_file() else ([], 0)
     regex = glob_regex(relative)
+    start, depth = _narrow(relative)
+    walk_root = root / start if start else root
+    if not walk_root.is_dir():
+        return [], 0
     binary = _engine(engine)
     if binary is not None:
-        rels = [r for r in await rg.list_files(binary, root, relative, root) if regex.fullmatch(r)]
+        found = await rg.list_files(binary, walk_root, relative, walk_root, max_depth=depth)
+        prefix = start + "/" if start else ""
+        rels = [prefix + r for r in found if regex.fullmatch(prefix + r)]
         total = len(rels)
         if limit:
             rels = rels[:limit]
     else:
-        rels, total = await asyncio.to_thread(fallback.glob_files, root, regex, limit=limit)
+        rels, total = await asyncio.to_thread(
+            fallback.glob_files, root, regex, limit=limit, start=start, max_depth=depth
+        )
     return [root / r for r in rels], total

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from maia.search.ignore import compile_ignore, walk
 from maia.search.regex import compile_python, required_literal
 
 
-def _matching_lines(text: str, regex: re.Pattern[str]) -> list[tuple[int, int]]:
+def _matching_lines(text: str, regex: re.Pattern[str], first_only: bool = False) -> list[tuple[int, int]]:
     """(start, end) of each line holding a match that stays within the line, as ripgrep finds them."""
     found: list[tuple[int, int]] = []
     pos = 0
@@ -29,29 +30,44 @@ def _matching_lines(text: str, regex: re.Pattern[str]) -> list[tuple[int, int]]:
         if match.end() <= end or regex.search(text[start:end]) is not None:
             if not (start == size and start > 0):  # no phantom line after a final newline
                 found.append((start, end))
+                if first_only:
+                    break
             pos = end + 1
         else:
             pos = match.start() + 1  # the match crossed a line end: look again within lines
     return found
 
 
-def _read(path: str, size: int) -> bytes | None:
+def _read(path: str) -> bytes | None:
     """The bytes of a text file; None for files over 2 MB, unreadable or binary (a NUL up front)."""
-    if size > MAX_FILE_BYTES:
-        return None
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
         return None
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+    try:
+        data = os.read(fd, BINARY_SNIFF_BYTES)
+        if b"\0" in data:
+            return None
+        if len(data) == BINARY_SNIFF_BYTES:  # a larger file: only now is its size worth a stat
+            size = os.fstat(fd).st_size
+            if size > MAX_FILE_BYTES:
+                return None
+            chunks = [data]
+            while chunk := os.read(fd, max(size - len(data), 65536)):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+            if len(data) > MAX_FILE_BYTES:
+                return None
+    except OSError:
         return None
+    finally:
+        os.close(fd)
     return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
 def _search_text(text: str, rel: str, query: GrepQuery, regex: re.Pattern[str]) -> FileHit | None:
     if query.mode == "files_with_matches":
-        if regex.search(text) is None or not _matching_lines(text, regex):
+        if not _matching_lines(text, regex, first_only=True):
             return None
         return FileHit(rel)
     spans = _matching_lines(text, regex)
@@ -90,9 +106,14 @@ def glob_filter(glob: str) -> Callable[[str], bool]:
     compiled = compile_ignore([glob.lstrip("!")])
     if compiled is None:
         return lambda rel: True
-    if negated:
-        return lambda rel: compiled.decide(rel) is not True
-    return lambda rel: compiled.decide(rel) is True
+
+    def matches(rel: str) -> bool:
+        """The file, or one of its folders, matches."""
+        parts = rel.split("/")
+        folders = ("/".join(parts[: n + 1]) + "/" for n in range(len(parts) - 1))
+        return compiled.decide(rel) is True or any(compiled.decide(f) is True for f in folders)
+
+    return (lambda rel: not matches(rel)) if negated else matches
 
 
 def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> list[FileHit]:
@@ -100,25 +121,26 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
     regex = compile_python(query.pattern, query.ignore_case)
     literal = required_literal(query.pattern)
     needle: bytes | None = None
-    if literal and (not query.ignore_case or literal.isascii()):
-        needle = (literal.lower() if query.ignore_case else literal).encode("utf-8")
+    folded: bytes | None = None
+    if literal and not query.ignore_case:
+        needle = literal.encode("utf-8")
+    elif literal and literal.isascii():
+        folded = literal.lower().encode("ascii")
     keep = glob_filter(query.glob) if query.glob else None
     hits: list[FileHit] = []
     lines_seen = 0
     root = query.root
-    candidates = iter([("", str(root), root.stat())]) if root.is_file() else walk(root)
-    for rel, path, info in candidates:
+    candidates = iter([("", str(root), 0)]) if root.is_file() else walk(root)
+    for rel, path, _depth in candidates:
         if keep is not None and rel and not keep(rel):
             continue
-        data = _read(path, info.st_size)
+        data = _read(path)
         if data is None:
             continue
-        if needle is not None:
-            if not query.ignore_case:
-                if needle not in data:
-                    continue  # the required literal is absent: the regex cannot match
-            elif data.isascii() and needle not in data.lower():
-                continue  # (only ASCII text is pre-checked without case: Unicode folds K to K)
+        if needle is not None and needle not in data:
+            continue  # the required literal is absent: the regex cannot match
+        if folded is not None and data.isascii() and folded not in data.lower():
+            continue  # (without case, only ASCII text is pre-checked: Unicode folds the Kelvin sign to k)
         hit = _search_text(data.decode("utf-8", errors="replace"), rel, query, regex)
         if hit is None:
             continue
@@ -131,11 +153,28 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
     return hits
 
 
-def glob_files(root: Path, regex: re.Pattern[str], *, limit: int = 0) -> tuple[list[str], int]:
-    """Files under ``root`` whose root-relative path fully matches ``regex``; (first ``limit``, total)."""
+def name_suffix(regex: re.Pattern[str]) -> str:
+    """The literal ending every match must have (``**/*.py`` → ``.py``), to skip names cheaply."""
+    tail = re.search(r"((?:\\.|[^\\\])(|*?+.\[{}^$])*)$", regex.pattern)
+    text = tail.group(1) if tail else ""
+    return re.sub(r"\\(.)", r"\1", text).rsplit("/", 1)[-1]
+
+
+def glob_files(
+    root: Path, regex: re.Pattern[str], *, limit: int = 0, start: str = "", max_depth: int = 0
+) -> tuple[list[str], int]:
+    """Files under ``root`` whose root-relative path fully matches ``regex``; (first ``limit``, total).
+
+    ``start`` (a sub-folder) and ``max_depth`` (levels below it, 0 = any) only narrow the walk.
+    """
     found: list[str] = []
     total = 0
-    for rel, _path, _info in walk(root):
+    prefix = start + "/" if start else ""
+    suffix = name_suffix(regex)
+    for sub_rel, _path, _info in walk(root / start if start else root, max_depth=max_depth):
+        if suffix and not sub_rel.endswith(suffix):
+            continue  # cheap test first: the name cannot match
+        rel = prefix + sub_rel
         if regex.fullmatch(rel):
             total += 1
             if not limit or len(found) < limit:

@@ -39,7 +39,9 @@ class IgnoreFile:
                 return None
             rel = rel[len(self.base) + 1 :]
         for regex, ignore in reversed(self.groups):
-            if regex.match(rel):
+            # the whole path must match (folders end with "/"), as ripgrep matches each path on its
+            # own: a parent folder's pattern naming an ancestor of the walk root excludes nothing
+            if regex.fullmatch(rel):
                 return ignore
         return None
 
@@ -68,12 +70,16 @@ def compile_ignore(lines: list[str], base: str = "", prefix: str = "") -> Ignore
     return IgnoreFile(base, compiled, prefix)
 
 
-def read_ignore_files(folder: Path, base: str = "", prefix: str = "") -> list[IgnoreFile]:
-    """The ignore files of one folder, lowest precedence first."""
+def read_ignore_files(
+    folder: Path | str, base: str = "", prefix: str = "", present: set[str] | None = None
+) -> list[IgnoreFile]:
+    """The ignore files of one folder, lowest precedence first (``present``: the folder's names, if known)."""
     found: list[IgnoreFile] = []
     for name in IGNORE_FILES:
+        if present is not None and name not in present:
+            continue
         try:
-            with open(folder / name, encoding="utf-8", errors="replace") as handle:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
                 compiled = compile_ignore(handle.readlines(), base, prefix)
         except OSError:
             continue
@@ -100,41 +106,50 @@ def ancestor_rules(root: Path) -> list[IgnoreFile]:
     return rules
 
 
-def walk(root: Path, *, use_ignore: bool = True) -> Iterator[tuple[str, str, os.stat_result]]:
-    """Files under ``root`` in sorted depth-first order: (path relative to root, absolute path, stat).
+def walk(root: Path, *, use_ignore: bool = True, max_depth: int = 0) -> Iterator[tuple[str, str, int]]:
+    """Files under ``root`` in sorted depth-first order: (path relative to root, absolute path, depth).
 
     ``.git`` and ``node_modules`` are always skipped; ignored folders are pruned, never entered;
-    symbolic links are skipped.
+    symbolic links are skipped. ``max_depth`` (0 = no limit) counts levels as ripgrep does.
     """
-    rules = ancestor_rules(root) if use_ignore else []
-    yield from _walk_dir("", str(root), rules, use_ignore)
+    limit = max_depth or 1_000_000
+    base_rules = ancestor_rules(root) if use_ignore else []
+    # an explicit stack of (folder rel, its sorted entries, next index, its rules, its depth):
+    # no recursion, so a file deep in the tree costs no more than one at the top
+    stack: list[tuple[str, list[os.DirEntry[str]], int, list[IgnoreFile], int]] = []
 
+    def enter(rel_dir: str, abs_dir: str, inherited: list[IgnoreFile], depth: int) -> None:
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        rules = inherited
+        if use_ignore:
+            names = {e.name for e in entries if e.name in IGNORE_FILES}
+            if names:
+                own = read_ignore_files(abs_dir, rel_dir, present=names)
+                if own:
+                    rules = [*inherited, *own]
+        stack.append((rel_dir, entries, 0, rules, depth))
 
-def _walk_dir(
-    rel_dir: str, abs_dir: str, inherited: list[IgnoreFile], use_ignore: bool
-) -> Iterator[tuple[str, str, os.stat_result]]:
-    rules = inherited
-    if use_ignore:
-        own = read_ignore_files(Path(abs_dir), rel_dir)
-        if own:
-            rules = [*inherited, *own]
-    try:
-        with os.scandir(abs_dir) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
+    enter("", str(root), base_rules, 1)
+    while stack:
+        rel_dir, entries, index, rules, depth = stack[-1]
+        if index >= len(entries):
+            stack.pop()
+            continue
+        stack[-1] = (rel_dir, entries, index + 1, rules, depth)
+        entry = entries[index]
         name = entry.name
         rel = f"{rel_dir}/{name}" if rel_dir else name
         try:
             if entry.is_dir(follow_symlinks=False):
-                if name in ALWAYS_SKIPPED or (use_ignore and is_ignored(rules, rel + "/")):
-                    continue
-                yield from _walk_dir(rel, entry.path, rules, use_ignore)
+                if depth < limit and name not in ALWAYS_SKIPPED and not (use_ignore and is_ignored(rules, rel + "/")):
+                    enter(rel, entry.path, rules, depth + 1)
                 continue
             if entry.is_symlink() or (use_ignore and is_ignored(rules, rel)):
                 continue  # links are not followed, as ripgrep does by default
-            info = entry.stat()
         except OSError:
             continue
-        yield rel, entry.path, info
+        yield rel, entry.path, depth

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from maia.search import FileHit, GrepQuery, sort_key
+from maia.search import FileHit, GrepQuery, path_order
 from maia.search.regex import PatternError, needs_pcre
 from maia.shell import terminate_group
 
@@ -111,7 +111,7 @@ def parse_output(query: GrepQuery, out: bytes) -> list[FileHit]:
             is_match = separator == ":"
             hit.lines.append((number, text.decode("utf-8", errors="replace").rstrip("\r"), is_match))
             hit.count += is_match
-    ordered = sorted(hits.values(), key=lambda h: sort_key(h.rel))
+    ordered = sorted(hits.values(), key=lambda h: path_order(h.rel))
     for hit in ordered:
         hit.lines.sort()
     return ordered
@@ -136,10 +136,13 @@ async def grep(binary: str, query: GrepQuery, cwd: Path) -> list[FileHit]:
     return parse_output(query, out)
 
 
-async def list_files(binary: str, root: Path, glob: str | None, cwd: Path) -> list[str]:
+async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, max_depth: int = 0) -> list[str]:
     """Every non-ignored file under ``root`` (``glob``'s file-name part narrows it), relative, sorted."""
     args = [*COMMON, "--files", "--null", *name_filter(glob)]
+    if max_depth:
+        args.append(f"--max-depth={max_depth}")
     _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
     root_bytes = str(root).encode()
     rels = [_relative(p, root_bytes) for p in out.split(b"\0") if p]
-    return sorted(rels, key=sort_key)
+    rels.sort(key=path_order)
+    return rels

@@ -124,6 +124,25 @@ async def test_expected_files_are_found_and_skipped(tree: Path) -> None:
     ]
 
 
+async def test_glob_filter_applies_to_folders(tree: Path) -> None:
+    no_pkg = GrepQuery("needle", tree, glob="!pkg")
+    listing = format_hits(no_pkg, await grep_hits(no_pkg), tree, 0).text
+    assert "pkg/" not in listing and "main.py" in listing
+    docs = GrepQuery("needle", tree, glob="docs")
+    assert format_hits(docs, await grep_hits(docs, engine="python"), tree, 0).text == "docs/a.md\ndocs/deep/c.tmp"
+
+
+async def test_ignore_file_of_a_parent_folder(tmp_path: Path) -> None:
+    """As ripgrep does: a parent's pattern that names the root's own folder excludes nothing below it."""
+    (tmp_path / ".gitignore").write_text("sub/\n*.log\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("needle")
+    (tmp_path / "sub" / "b.log").write_text("needle")
+    query = GrepQuery("needle", tmp_path / "sub")
+    for engine in (None, "python"):
+        assert format_hits(query, await grep_hits(query, engine=engine), tmp_path, 0).text == "sub/a.txt"
+
+
 async def test_long_lines_are_cut_at_500_characters(tree: Path) -> None:
     query = GrepQuery("needle", tree / "long", "content")
     (line,) = format_hits(query, await grep_hits(query, engine="python"), tree, 0).text.splitlines()
