@@ -160,3 +160,27 @@ async def test_current_model_reads_the_model_at_call_time(tmp_path: Path) -> Non
     assert await CurrentModelTool().execute({}, ctx(tmp_path, "gpt-x")) == (
         "This session uses the model gpt-x (through LiteLLM)."
     )
+
+
+async def test_list_models_asks_litellm_each_call(tmp_path: Path, httpserver: object, write_settings: object) -> None:
+    from pytest_httpserver import HTTPServer
+
+    from maia.config import load_settings
+    from maia.provider.models import list_models
+    from maia.tools.models import ListModelsTool
+    from tests.conftest import fixture_bytes
+
+    assert isinstance(httpserver, HTTPServer)
+    httpserver.expect_request("/v1/models").respond_with_data(fixture_bytes("proxy-models.json"),
+                                                              content_type="application/json")
+    path = write_settings(httpserver.url_for(""))  # type: ignore[operator]
+    settings = load_settings(path.parent, env={})
+    tool = ListModelsTool(lambda: list_models(settings))
+    out = await tool.execute({}, ctx(tmp_path, "scripted-openai"))
+    assert out == ("- mock-litellm, 32000 tokens of context\n- scripted-anthropic, 200000 tokens of context\n"
+                   "- scripted-openai, 128000 tokens of context (this session)")
+    await tool.execute({}, ctx(tmp_path, "scripted-openai"))
+    assert len(httpserver.log) == 2
+    httpserver.clear()
+    with pytest.raises(ToolError, match="LiteLLM answered HTTP 500"):
+        await tool.execute({}, ctx(tmp_path))
