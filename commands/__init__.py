@@ -17,6 +17,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
+    "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),
 }
 
 

@@ -171,14 +171,17 @@ async def test_list_models_asks_litellm_each_call(tmp_path: Path, httpserver: ob
     from tests.conftest import fixture_bytes
 
     assert isinstance(httpserver, HTTPServer)
-    httpserver.expect_request("/v1/models").respond_with_data(fixture_bytes("proxy-models.json"),
-                                                              content_type="application/json")
+    httpserver.expect_request("/v1/models").respond_with_data(
+        fixture_bytes("proxy-models.json"), content_type="application/json"
+    )
     path = write_settings(httpserver.url_for(""))  # type: ignore[operator]
     settings = load_settings(path.parent, env={})
     tool = ListModelsTool(lambda: list_models(settings))
     out = await tool.execute({}, ctx(tmp_path, "scripted-openai"))
-    assert out == ("- mock-litellm, 32000 tokens of context\n- scripted-anthropic, 200000 tokens of context\n"
-                   "- scripted-openai, 128000 tokens of context (this session)")
+    assert out == (
+        "- mock-litellm, 32000 tokens of context\n- scripted-anthropic, 200000 tokens of context\n"
+        "- scripted-openai, 128000 tokens of context (this session)"
+    )
     await tool.execute({}, ctx(tmp_path, "scripted-openai"))
     assert len(httpserver.log) == 2
     httpserver.clear()

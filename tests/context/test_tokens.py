@@ -1,0 +1,108 @@
+"""Token counting (§13.1): o200k_base offline, reference ids, the counting formula, memoisation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from maia.context.tokens import MESSAGE_OVERHEAD, TokenCounter, count_text, encoding, tools_json
+from maia.contracts import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+
+# Ids produced by OpenAI's tiktoken for o200k_base (published in other projects' test suites).
+REFERENCE = {
+    "Hello world": [13225, 2375],
+    "Hello, world!": [13225, 11, 2375, 0],
+    "你好世界": [177519, 28428],
+    "Hello 🌍 World!": [13225, 130321, 235, 5922, 0],
+}
+
+OFFLINE = r"""
+import json, socket, sys
+def refuse(*args, **kwargs):
+    raise OSError("network disabled for this test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from maia.context.tokens import encoding
+enc = encoding()
+texts = json.loads(sys.argv[1])
+print(json.dumps({t: enc.encode_ordinary(t) for t in texts} | {"<special>": enc.encode("<|endoftext|>", allowed_special="all")}))
+"""
+
+
+def test_reference_ids_with_the_network_unavailable(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "MAIA_HOME": str(tmp_path / "fresh-home"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
+    env.pop("TIKTOKEN_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE, json.dumps(list(REFERENCE))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    ids = json.loads(done.stdout)
+    assert ids.pop("<special>") == [199999]
+    assert ids == REFERENCE
+    assert list((tmp_path / "fresh-home" / "cache" / "tiktoken").iterdir())  # the vocabulary was placed
+
+
+def test_special_looking_text_counts_as_text() -> None:
+    assert count_text("<|endoftext|>") > 1
+    assert count_text("") == 0
+
+
+def test_counting_formula() -> None:
+    tools = [ToolSpec("Read", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})]
+    messages = [
+        Message("user", [TextBlock("hello there")]),
+        Message("assistant", [TextBlock("ok"), ToolUseBlock("c1", "Read", {"path": "a.py"})]),
+        Message("user", [ToolResultBlock("c1", "print('x')")]),
+    ]
+    expected = (
+        count_text("system prompt")
+        + count_text(tools_json(tools))
+        + 3 * MESSAGE_OVERHEAD
+        + count_text("hello there")
+        + count_text("ok")
+        + count_text('Read{"path":"a.py"}')
+        + count_text("print('x')")
+        + count_text("pending")
+    )
+    assert TokenCounter().count("system prompt", messages, tools, ["pending"]) == expected
+    assert tools_json(tools) == (
+        '[{"name":"Read","description":"Read a file.","inputSchema":{"type":"object",'
+        '"properties":{"path":{"type":"string"}}}}]'
+    )
+
+
+def test_memoised_per_block_and_strictly_additive() -> None:
+    calls: list[str] = []
+
+    def counting(text: str) -> int:
+        calls.append(text)
+        return count_text(text)
+
+    counter = TokenCounter(counting)
+    messages = [Message("user", [TextBlock(f"message number {n}")]) for n in range(50)]
+    first = counter.count("sys", messages)
+    calls.clear()
+    assert counter.count("sys", messages) == first
+    assert calls == []  # nothing re-encoded
+    messages.append(Message("assistant", [TextBlock("one more")]))
+    second = counter.count("sys", messages)
+    assert second > first and calls == ["one more"]
+    messages.pop()
+    assert counter.count("sys", messages) == first
+
+
+def test_encoding_is_built_once() -> None:
+    assert encoding() is encoding()

@@ -1,0 +1,121 @@
+"""Maximum context (§13.2) and the context bar model (§13.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from maia.context.bar import bar_model, format_tokens
+from maia.context.window import parse_token_count, resolve_context_size
+from maia.contracts import TextDelta
+from maia.errors import ProviderUnreachable
+from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn
+from maia.provider.models import ModelInfo
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("128000", 128_000),
+        ("128 000 tokens", 128_000),
+        ("131,072", 131_072),
+        ("1.000.000", 1_000_000),
+        ("200k", 200_000),
+        ("200K tokens", 200_000),
+        ("1M", 1_000_000),
+        ("1,5 million", 1_500_000),
+        ("2 millions", 2_000_000),
+        ("1.5M tokens", 1_500_000),
+        ("The limit is 200,000 tokens.", 200_000),
+        ("8192 or 1M", 1_000_000),
+        ("128k, and 4096 output", 128_000),
+        ("version 4 128000", 128_000),
+        ("999", None),
+        ("200000000", None),
+        ("no idea", None),
+        ("", None),
+        ("Maximum: 32 768", 32_768),
+        ("1\u202f000\u202f000", 1_000_000),
+    ],
+)
+def test_parse_token_count(text: str, value: int | None) -> None:
+    assert parse_token_count(text) == value
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [
+        (0, "0"),
+        (950, "950"),
+        (999, "999"),
+        (1000, "1k"),
+        (12_345, "12.3k"),
+        (123_456, "123.5k"),
+        (200_000, "200k"),
+        (999_949, "999.9k"),
+        (999_960, "1M"),
+        (1_048_576, "1.049M"),
+        (2_000_000, "2M"),
+    ],
+)
+def test_format_tokens(count: int, text: str) -> None:
+    assert format_tokens(count) == text
+
+
+@pytest.mark.parametrize(
+    ("tokens", "maximum", "width", "squares", "filled", "level", "label"),
+    [
+        (45_700, 200_000, 80, 20, 5, "green", "45.7k / 200k · 23%"),
+        (1, 200_000, 80, 20, 1, "green", "1 / 200k · 0%"),
+        (0, 200_000, 80, 20, 0, "green", "0 / 200k · 0%"),
+        (120_000, 200_000, 80, 20, 12, "yellow", "120k / 200k · 60%"),
+        (119_999, 200_000, 80, 20, 12, "green", "120k / 200k · 60%"),
+        (170_000, 200_000, 80, 20, 17, "red", "170k / 200k · 85%"),
+        (250_000, 200_000, 80, 20, 20, "red", "250k / 200k · 125%"),
+        (500_000, 1_000_000, 120, 100, 50, "green", "500k / 1M · 50%"),
+        (500_000, 1_000_000, 80, 50, 25, "green", "500k / 1M · 50% · 1■ = 20k"),
+        (500_000, 1_000_000, 40, 13, 7, "green", "500k / 1M · 50% · 1■ = 80k"),
+        (10_000, 100_000, 30, 10, 1, "green", "10k / 100k · 10%"),
+        (10_000, 100_000, 20, 1, 1, "green", "10k / 100k · 10% · 1■ = 100k"),
+    ],
+)
+def test_bar_model(tokens: int, maximum: int, width: int, squares: int, filled: int, level: str, label: str) -> None:
+    bar = bar_model(tokens, maximum, width)
+    assert (bar.squares, bar.filled, bar.level, bar.label) == (squares, filled, level, label)
+    assert len(bar.text) <= max(width, len(bar.label) + 2)
+
+
+def test_bar_scale_grows_by_ten_thousand() -> None:
+    bar = bar_model(1_000_000, 10_000_000, 60)
+    assert bar.scale % 10_000 == 0 and bar.scale > 10_000
+    assert bar.squares + 1 + len(bar.label) <= 60
+
+
+def test_unknown_maximum() -> None:
+    bar = bar_model(12_345, None, 80)
+    assert (bar.squares, bar.label) == (0, "12.3k tokens · max context unknown")
+
+
+async def _list(models: list[ModelInfo]) -> list[ModelInfo]:
+    return models
+
+
+async def test_litellm_first_then_settings_then_the_model() -> None:
+    async def listing() -> list[ModelInfo]:
+        return [ModelInfo("m", 128_000), ModelInfo("other", None)]
+
+    assert (await resolve_context_size("m", list_models=listing, setting=64_000, provider=None)).tokens == 128_000
+    size = await resolve_context_size("other", list_models=listing, setting={"other": 64_000}, provider=None)
+    assert (size.tokens, size.source) == (64_000, "from settings")
+    provider = ScriptedProvider([text_turn("About 200k tokens.")])
+    stated = await resolve_context_size("other", list_models=listing, setting=None, provider=provider)
+    assert (stated.tokens, stated.source) == (200_000, "stated by the model")
+    assert "whole number" in provider.requests[0].messages[0].text
+
+
+async def test_unknown_size_warns() -> None:
+    async def failing() -> list[ModelInfo]:
+        raise ProviderUnreachable("http://x", "refused")
+
+    provider = ScriptedProvider([ScriptedTurn([TextDelta("I do not know.")])])
+    size = await resolve_context_size("m", list_models=failing, setting=None, provider=provider)
+    assert size.tokens is None and size.warning is not None and "MaxContextTokens" in size.warning
