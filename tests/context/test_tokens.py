@@ -29,7 +29,9 @@ socket.getaddrinfo = refuse
 from maia.context.tokens import encoding
 enc = encoding()
 texts = json.loads(sys.argv[1])
-print(json.dumps({t: enc.encode_ordinary(t) for t in texts} | {"<special>": enc.encode("<|endoftext|>", allowed_special="all")}))
+ids = {t: enc.encode_ordinary(t) for t in texts}
+ids["<special>"] = enc.encode("<|endoftext|>", allowed_special="all")
+print(json.dumps(ids))
 """
 
 
