@@ -16,10 +16,43 @@ from maia.context.tokens import TokenCounter, block_text, encoding
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.sessions import SavedSession, SessionStore
 
-WORDS = (
-    "def class return import self value config request response error parse token session file the of and to in "
-    "is for with on that this be are as at by from or an it not"
-).split()
+WORDS = [
+    "def",
+    "class",
+    "return",
+    "import",
+    "self",
+    "value",
+    "config",
+    "request",
+    "response",
+    "error",
+    "parse",
+    "token",
+    "session",
+    "file",
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "for",
+    "with",
+    "on",
+    "that",
+    "this",
+    "be",
+    "are",
+    "as",
+    "at",
+    "by",
+    "from",
+    "or",
+    "an",
+    "it",
+    "not",
+]
 
 
 def make_messages(target_tokens: int, count: int) -> list[Message]:
