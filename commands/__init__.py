@@ -15,6 +15,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
     "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),

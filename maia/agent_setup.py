@@ -32,6 +32,7 @@ class AgentSetup:
     context_file: ContextFile | None = None
     infos: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def ruleset(self) -> RuleSet:
@@ -59,13 +60,14 @@ def build_agent(
     """Load MAIA.md, skills, built-in and custom tools and rules; the summary replaces MAIA.md (§14.1)."""
     infos: list[str] = []
     warnings: list[str] = []
+    notices: list[str] = []  # warnings worth showing in the chat, not in a script's output
     context = None if start_context else find_context_file(launch)
     if start_context:
         infos.append(_("Starting context: the compacted summary of the previous conversation."))
     elif context is not None:
         infos.append(_("Instructions loaded from {path}.").format(path=context.path))
     else:
-        warnings.append(
+        notices.append(
             _("No MAIA.md, CLAUDE.md or AGENTS.md in {folder}: no project instructions.").format(folder=launch)
         )
     skills = load_skills(launch, home)
@@ -103,5 +105,5 @@ def build_agent(
         skills=[(s.name, s.description) for s in skills.skills.values()],
     )
     return AgentSetup(
-        system, tools, skills.skills, rules, extra.ruleset if extra else RuleSet(), context, infos, warnings
+        system, tools, skills.skills, rules, extra.ruleset if extra else RuleSet(), context, infos, warnings, notices
     )

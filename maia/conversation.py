@@ -14,6 +14,7 @@ from maia.contracts import AgentUI, LLMProvider
 from maia.errors import ContextTooLong, MaiaError
 from maia.i18n import _
 from maia.provider.models import ModelInfo
+from maia.runner import PermissionCheck
 from maia.sessions import SavedSession, SessionManager, next_compacted_name
 
 
@@ -44,6 +45,7 @@ class Conversation:
         list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
         extra_allow: Sequence[str] = (),
         env: dict[str, str] | None = None,
+        wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None,
     ) -> None:
         self.launch = launch
         self.home = home
@@ -53,6 +55,7 @@ class Conversation:
         self.max_context = max_context
         self.list_models = list_models
         self.extra_allow = tuple(extra_allow)
+        self.wrap_permissions = wrap_permissions
         self.start_context: str | None = None
         self.setup = self._build(None)
         self.agent = AgentSession(
@@ -61,7 +64,7 @@ class Conversation:
             tools=self.setup.tools,
             ui=ui,
             cwd=launch,
-            permissions=self.setup.permission_check(launch),
+            permissions=self._permissions(),
             env=env,
             max_iterations=max_iterations,
             count_context=self._count if counter is not None else None,
@@ -78,13 +81,17 @@ class Conversation:
             extra_allow=self.extra_allow,
         )
 
+    def _permissions(self) -> PermissionCheck:
+        check = self.setup.permission_check(self.launch)
+        return self.wrap_permissions(check) if self.wrap_permissions is not None else check
+
     def reload(self, start_context: str | None = None) -> AgentSetup:
         """Re-read MAIA.md (or use the summary), skills, tools and rules; the conversation is kept."""
         self.setup = self._build(start_context)
         self.start_context = start_context
         self.agent.system = self.setup.system
         self.agent.tools = self.setup.tools
-        self.agent.permissions = self.setup.permission_check(self.launch)
+        self.agent.permissions = self._permissions()
         return self.setup
 
     def clear(self) -> AgentSetup:

@@ -121,13 +121,15 @@ class ToolRunner:
             prepared.result = ToolResultBlock(call.id, invalid, True)
             return prepared, False
         if self.permissions is None:
-            verdict = Verdict.ASK if tool.permission == "ask" else Verdict.ALLOW
-            rule = None
+            decision = Decision(Verdict.ASK if tool.permission == "ask" else Verdict.ALLOW, None, "")
         else:
             decision = self.permissions(call.name, call.input)
-            verdict, rule = decision.verdict, decision.rule
+        verdict, rule = decision.verdict, decision.rule
         if verdict == Verdict.DENY:
-            text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
+            if rule is None:
+                text = decision.reason  # a refusal that no rule made (e.g. nobody can confirm): its own words
+            else:
+                text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
             prepared.result = ToolResultBlock(call.id, text, True)
             return prepared, False
         if verdict == Verdict.ASK:

@@ -152,9 +152,10 @@ class StreamAssembler:
         details = usage.get("completion_tokens_details") or {}
         reasoning = int(details.get("reasoning_tokens") or 0)
         output = int(usage.get("completion_tokens") or 0)
-        cost = usage.get("cost")
+        # the proxy's own cost header wins; Anthropic-format upstreams also put a cost in usage
+        cost = self.header_cost if self.header_cost is not None else usage.get("cost")
         if not isinstance(cost, int | float):
-            cost = self.header_cost
+            cost = None
         return Usage(
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=max(0, output - reasoning),

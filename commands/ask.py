@@ -1,0 +1,112 @@
+"""``maia ask``: one request without a terminal, for scripts, CI and editors."""
+
+from __future__ import annotations
+
+import click
+
+from maia.i18n import _
+
+from . import CONTEXT_SETTINGS
+from .setup import environment, settings_for
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("prompt", required=False)
+@click.option("--model", "-m", metavar="NAME", help=_("Model (litellm:NAME or NAME); default as for the chat."))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json", "stream-json"]),
+    default="text",
+    show_default=True,
+    help=_("text: the answer on stdout; json: one object at the end; stream-json: one event per line."),
+)
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="RULE",
+    help=_("Allow calls matching RULE without asking (settings.json syntax, repeatable)."),
+)
+@click.option("--yes", "-y", is_flag=True, help=_("Allow every call that would ask (a deny still denies)."))
+@click.option("--max-iterations", type=click.IntRange(min=1), help=_("Model calls before stopping (exit 3)."))
+@click.option("--resume", "resume", metavar="NAME", help=_("Carry on a saved session."))
+@click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
+@click.option("--no-save", is_flag=True, help=_("Do not save the session."))
+@click.option("--no-wait", is_flag=True, help=_("Fail at once when rate-limited instead of waiting."))
+def ask(
+    prompt: str | None,
+    model: str | None,
+    output: str,
+    allow: tuple[str, ...],
+    yes: bool,
+    max_iterations: int | None,
+    resume: str | None,
+    continue_last: bool,
+    no_save: bool,
+    no_wait: bool,
+) -> None:
+    """Send PROMPT to the agent and print the answer; read the prompt from stdin when PROMPT is - or absent.
+
+    The agent has the chat's tools, custom tools and skills, under the same permission rules. A call
+    that would ask for confirmation is refused (the model is told why) unless --allow covers it or
+    --yes is given. @file references and §skill work as in the chat.
+
+    Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by the iteration limit, 130 interrupted.
+    """
+    import asyncio
+    import json
+    import sys
+
+    from maia.config import resolve_model
+    from maia.errors import UsageError
+    from maia.headless import AskOptions, HeadlessUI, run_ask
+
+    if resume and continue_last:
+        raise UsageError(_("Use --resume NAME or --continue, not both."))
+    if prompt is None or prompt == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError(_("Give a prompt: maia ask 'your request', or pipe it on stdin."))
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise UsageError(_("The prompt is empty."))
+    env = environment()
+    settings = settings_for(env)
+    choice = resolve_model(model, env.launch, env.home)
+    if choice is None:
+        raise UsageError(
+            _(
+                'No model chosen: pass --model NAME, set MAIA_MODEL, or write {"model": "NAME"} in '
+                "~/.maia/config.json (`maia models` lists them)."
+            )
+        )
+    ui = HeadlessUI(output, sys.stdout, sys.stderr)  # type: ignore[arg-type]
+    options = AskOptions(
+        prompt=prompt,
+        model=choice.name,
+        launch=env.launch,
+        home=env.home,
+        settings=settings,
+        allow=allow,
+        yes=yes,
+        max_iterations=max_iterations,
+        resume=resume,
+        continue_last=continue_last,
+        save=not no_save,
+        wait=not no_wait,
+    )
+    try:
+        report, code = asyncio.run(run_ask(options, ui))
+    except KeyboardInterrupt:
+        click.echo(_("Interrupted."), err=True)
+        raise SystemExit(130) from None
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    elif output == "stream-json":
+        ui.emit({"type": "final", **report.to_json()})
+    elif report.answer:
+        click.echo(report.answer)
+    if report.error and output == "text":
+        click.echo(_("Error: {message}").format(message=report.error), err=True)
+    if code:
+        raise SystemExit(code)
