@@ -16,6 +16,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
+    "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
     "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),
@@ -73,15 +74,18 @@ class LazyGroup(click.Group):
     invoke_without_command=True,
     help=_(
         "MAIA: a command-line AI coding assistant for any model behind your LiteLLM proxy.\n\n"
-        "Settings live in ~/.maia/settings.json (MAIA_HOME overrides the folder)."
+        "Without a command, maia starts the chat. Settings live in ~/.maia/settings.json "
+        "(MAIA_HOME overrides the folder)."
     ),
 )
 @click.version_option(__version__, "--version", prog_name="maia", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """Root group; bare ``maia`` prints the help until the chat exists."""
+    """Root group; bare ``maia`` starts the chat."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        command = ctx.command.get_command(ctx, "chat") if isinstance(ctx.command, click.Group) else None
+        if command is not None:
+            ctx.invoke(command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,10 +14,14 @@ from click.testing import CliRunner
 from maia.commands import SUBCOMMANDS, cli
 
 
-def test_bare_maia_prints_help() -> None:
+def test_bare_maia_starts_the_chat_which_needs_a_terminal() -> None:
     result = CliRunner().invoke(cli, [])
-    assert result.exit_code == 0
-    assert "Usage: maia" in result.output
+    assert result.exit_code == 1
+    assert "maia chat needs a terminal (TTY). For scripts and pipes use `maia ask`." in result.output
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
     for name in SUBCOMMANDS:
         assert name in result.output
 

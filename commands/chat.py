@@ -1,0 +1,54 @@
+"""``maia chat`` (and bare ``maia``): the interactive agent in the terminal."""
+
+from __future__ import annotations
+
+import click
+
+from maia.i18n import _
+
+from . import CONTEXT_SETTINGS
+from .setup import environment
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--model",
+    "-m",
+    metavar="SPEC",
+    help=_("Model (litellm:NAME or NAME); else MAIA_MODEL, ./.maia/config.json, ~/.maia/config.json, or a list."),
+)
+@click.option("--resume", metavar="NAME", help=_("Carry on a saved session."))
+@click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
+def chat(model: str | None, resume: str | None, continue_last: bool) -> None:
+    """Talk with the agent in this terminal (the default command).
+
+    Type a request and Enter; Alt+Enter or Ctrl+J for a new line; /help lists the commands;
+    !command runs a shell command; @path attaches a file; §skill runs a skill. Ctrl+C interrupts
+    a request (the conversation goes back to before it) or quits at the prompt.
+    """
+    import asyncio
+    import sys
+
+    from maia.config import load_settings, resolve_model
+    from maia.errors import MaiaError, UsageError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise MaiaError(_("maia chat needs a terminal (TTY). For scripts and pipes use `maia ask`."))
+    if resume and continue_last:
+        raise UsageError(_("Use --resume NAME or --continue, not both."))
+    env = environment()
+    settings = load_settings(env.home)
+    choice = resolve_model(model, env.launch, env.home)
+    from maia.ui.chat import ChatOptions, run_chat
+
+    options = ChatOptions(
+        launch=env.launch,
+        home=env.home,
+        settings=settings,
+        model=choice.name if choice else None,
+        resume=resume,
+        continue_last=continue_last,
+    )
+    code = asyncio.run(run_chat(options))
+    if code:
+        raise SystemExit(code)

@@ -1,0 +1,115 @@
+"""The welcome banner (§15.4): a 32×32 true-colour image in half blocks beside a rainbow pixel title."""
+
+from __future__ import annotations
+
+import colorsys
+import functools
+import json
+from importlib import resources
+
+from maia.i18n import _
+from maia.ui.render import RESET, visible_width, wrap
+
+FULL_WIDTH = 58
+MEDIUM_WIDTH = 25
+FONT = {  # 5×7 pixel letters
+    "M": ["10001", "11011", "10101", "10101", "10001", "10001", "10001"],
+    "a": ["00000", "00000", "01110", "00001", "01111", "10001", "01111"],
+    "i": ["00100", "00000", "01100", "00100", "00100", "00100", "01110"],
+}
+SHADOW = "\x1b[38;2;70;70;90m"
+GREEN = "\x1b[92m"
+PINK = "\x1b[38;2;255;121;198m"
+
+
+def taglines() -> tuple[str, str]:
+    """The two lines under the title."""
+    return (_("Command-line AI assistant, powered by your own language models."), _("One agent, many models"))
+
+
+@functools.lru_cache(maxsize=1)
+def image_rows() -> list[list[str]]:
+    """The packaged image: 32 rows of 32 ``rrggbb`` colours ("" is transparent)."""
+    data = json.loads(resources.files("maia.ui").joinpath("assets/banner.json").read_text(encoding="utf-8"))
+    return [[row[i : i + 6].replace("......", "") for i in range(0, len(row), 6)] for row in data["rows"]]
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[0:2], 16), int(colour[2:4], 16), int(colour[4:6], 16)
+
+
+def image_lines() -> list[str]:
+    """The image in half blocks: each character shows two pixels (▀ top colour, background bottom)."""
+    rows = image_rows()
+    lines = []
+    for y in range(0, len(rows), 2):
+        out = []
+        for top, bottom in zip(rows[y], rows[y + 1], strict=True):
+            if top and bottom:
+                out.append("\x1b[38;2;{};{};{}m\x1b[48;2;{};{};{}m▀".format(*_rgb(top), *_rgb(bottom)) + RESET)
+            elif top:
+                out.append("\x1b[38;2;{};{};{}m▀".format(*_rgb(top)) + RESET)
+            elif bottom:
+                out.append("\x1b[38;2;{};{};{}m▄".format(*_rgb(bottom)) + RESET)
+            else:
+                out.append(" ")
+        lines.append("".join(out))
+    return lines
+
+
+def title_lines(word: str = "Maia") -> list[str]:
+    """The title in the pixel font, with a shadow and a rainbow gradient from left to right."""
+    glyphs = [FONT[c] for c in word]
+    width = len(glyphs) * 6 - 1
+    pixels = [[False] * width for _ in range(7)]
+    for n, glyph in enumerate(glyphs):
+        for y, row in enumerate(glyph):
+            for x, bit in enumerate(row):
+                pixels[y][n * 6 + x] = bit == "1"
+    lines = []
+    for y in range(8):
+        out = []
+        for x in range(width + 1):
+            on = y < 7 and x < width and pixels[y][x]
+            shadow = y > 0 and x > 0 and pixels[y - 1][x - 1]
+            if on:
+                r, g, b = colorsys.hsv_to_rgb(x / (width + 2), 0.75, 1.0)
+                out.append(f"\x1b[38;2;{round(r * 255)};{round(g * 255)};{round(b * 255)}m█{RESET}")
+            elif shadow:
+                out.append(f"{SHADOW}█{RESET}")
+            else:
+                out.append(" ")
+        lines.append("".join(out))
+    return lines
+
+
+def banner_lines(width: int) -> list[str]:
+    """The banner for a terminal ``width`` columns wide: full from 58, without the image from 25, else a frame."""
+    green, pink = taglines()
+    if width >= FULL_WIDTH:
+        image = image_lines()
+        title = title_lines()
+        top = (len(image) - len(title)) // 2
+        lines = []
+        for n, row in enumerate(image):
+            right = title[n - top] if 0 <= n - top < len(title) else ""
+            lines.append(f"{row}  {right}".rstrip())
+        lines.append("")
+        lines.extend(GREEN + line + RESET for line in wrap(green, width - 1))
+        lines.extend(PINK + line + RESET for line in wrap(pink, width - 1))
+        return lines
+    if width >= MEDIUM_WIDTH:
+        lines = list(title_lines())
+        lines.append("")
+        lines.extend(GREEN + line + RESET for line in wrap(green, width - 1))
+        lines.extend(PINK + line + RESET for line in wrap(pink, width - 1))
+        return lines
+    inner = max(6, width - 2)
+    centred = "Maia".center(inner)
+    frame = [f"╔{'═' * inner}╗", f"║{centred}║", f"╚{'═' * inner}╝"]
+    return [*frame, *[PINK + line + RESET for line in wrap(pink, width - 1)]]
+
+
+def banner_width(lines: list[str]) -> int:
+    """The widest line, in columns."""
+    return max((visible_width(line) for line in lines), default=0)

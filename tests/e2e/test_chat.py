@@ -1,0 +1,207 @@
+"""``maia chat`` in a real pseudo-terminal against a LiteLLM-format HTTP server, read through pyte."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from tests.conftest import fixture_bytes
+from tests.e2e.terminal import Terminal, chat_env
+
+CHAT = "/v1/chat/completions"
+
+
+def sse(*chunks: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def text_stream(text: str) -> bytes:
+    return sse(
+        {"choices": [{"index": 0, "delta": {"content": text}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    )
+
+
+@pytest.fixture
+def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPServer:
+    write_settings(httpserver.url_for(""))
+    httpserver.expect_request("/v1/models").respond_with_data(
+        fixture_bytes("proxy-models.json"), content_type="application/json"
+    )
+    return httpserver
+
+
+@pytest.fixture
+def start(home: Path, project: Path) -> Iterator[Callable[..., Terminal]]:
+    terminals: list[Terminal] = []
+
+    def launch(columns: int = 100, rows: int = 30, *args: str) -> Terminal:
+        terminal = Terminal(["chat", "-m", "scripted-openai", *args], project, chat_env(home, project), columns, rows)
+        terminals.append(terminal)
+        return terminal
+
+    yield launch
+    for terminal in terminals:
+        terminal.close()
+
+
+def chat_bodies(server: HTTPServer) -> list[dict[str, Any]]:
+    return [json.loads(r.data) for r, _ in server.log if r.path == CHAT]
+
+
+def test_banner_prompt_streamed_answer_then_markdown(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("# Result\n\nSome **bold** words and `code`."), content_type="text/event-stream"
+    )
+    term = start()
+    screen = term.wait_for("Your request — /help")
+    assert "One agent, many models" in screen and "▀" in screen  # the full banner with its image
+    assert "128k" in term.wait_for("1.5k / 128k")  # the context bar, maximum from LiteLLM
+    term.send("explain please\r")
+    screen = term.wait_for("Some bold words and code.")
+    assert "**bold**" not in screen  # rendered as Markdown once complete
+    assert "❯ explain please" in screen
+    assert chat_bodies(server)[0]["messages"][-1]["content"] == "explain please"
+
+
+def test_write_confirmation_answered_yes_writes_the_file(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    call = {"path": "notes/hello.txt", "content": "hello from maia\n"}
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        sse(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "call_w",
+                                    "type": "function",
+                                    "function": {"name": "Write", "arguments": json.dumps(call)},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            },
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ),
+        content_type="text/event-stream",
+    )
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("File written."), content_type="text/event-stream"
+    )
+    term = start()
+    term.wait_for("Your request")
+    term.send("write the file\r")
+    term.wait_for("Allow Write: notes/hello.txt? (y/n/s=stop)")
+    term.send("\r")  # Enter alone is ignored
+    term.pump(0.5)
+    assert not (project / "notes" / "hello.txt").exists()
+    term.send("y")
+    term.wait_for("File written.")
+    assert (project / "notes" / "hello.txt").read_text() == "hello from maia\n"
+    assert chat_bodies(server)[1]["messages"][-1]["content"] == "Created notes/hello.txt (1 lines)."
+
+
+def _slow(_request: Request) -> Response:
+    def body() -> Iterator[bytes]:
+        yield b'data: {"choices":[{"index":0,"delta":{"content":"partial answer"}}]}\n\n'
+        time.sleep(4)
+        yield b"data: [DONE]\n\n"
+
+    return Response(body(), content_type="text/event-stream")
+
+
+def test_ctrl_c_mid_stream_restores_the_conversation(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    server.expect_oneshot_request(CHAT).respond_with_handler(_slow)
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("Second answer."), content_type="text/event-stream"
+    )
+    term = start()
+    term.wait_for("Your request")
+    term.send("first request\r")
+    term.wait_for("partial answer")
+    term.send("\x03")
+    term.wait_for("Interrupted: the conversation is back as it was before this request.")
+    term.send("second request\r")
+    term.wait_for("Second answer.")
+    second = chat_bodies(server)[1]["messages"]
+    assert [m["content"] for m in second if m["role"] == "user"] == ["second request"]
+
+
+def test_the_context_bar_grows(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("word " * 3000), content_type="text/event-stream")
+    term = start()
+    term.wait_for("1.5k / 128k · 1%")
+    term.send("talk a lot\r")
+    term.wait_for("4.5k / 128k · 4%")
+
+
+def test_a_40_column_terminal_shows_the_compact_banner(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    term = start(40, 30)
+    screen = term.wait_for("Your request")
+    assert "▀" not in screen and "█" in screen  # the pixel title without the image
+    assert "One agent, many models" in screen
+
+
+def test_a_20_column_terminal_shows_the_framed_title(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    term = start(20, 30)
+    screen = term.wait_for("║       Maia       ║")
+    assert "╔" in screen
+
+
+def test_long_output_stays_in_the_scrollback(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    lines = "\n".join(f"line number {n}" for n in range(1, 201))
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream(f"```\n{lines}\n```"), content_type="text/event-stream"
+    )
+    term = start(100, 30)
+    term.wait_for("Your request")
+    term.send("print 200 lines\r")
+    term.wait_for("line number 200")
+    term.pump(0.5)
+    history = term.history()
+    assert any(line.strip() == "line number 1" for line in history)  # the earliest lines are in the scrollback
+    assert any("One agent, many models" in line for line in history)
+
+
+def test_rate_limit_shows_a_countdown_then_the_answer(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        fixture_bytes("scripted-openai-rate-limit.sse"),
+        status=429,
+        headers={"retry-after": "2"},
+        content_type="application/json",
+    )
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("Worth the wait."), content_type="text/event-stream"
+    )
+    term = start()
+    term.wait_for("Your request")
+    term.send("hello\r")
+    term.wait_for("Rate-limited, retrying at")
+    term.wait_for("Worth the wait.")
+    assert len(chat_bodies(server)) == 2
+
+
+def test_exit_saves_the_session(server: HTTPServer, start: Callable[..., Terminal], project: Path) -> None:
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Saved soon."), content_type="text/event-stream")
+    term = start()
+    term.wait_for("Your request")
+    term.send("remember this\r")
+    term.wait_for("Saved soon.")
+    term.send("/exit\r")
+    term.wait_for("Session saved:")
+    term.child.expect(__import__("pexpect").EOF, timeout=10)
+    sessions = list((project / ".maia" / ".sessions").glob("*.json"))
+    assert len(sessions) == 1 and "remember this" in sessions[0].read_text()
