@@ -185,6 +185,9 @@ def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
                 lead = f"{GREEN_BRIGHT}{spinner}{RESET} " if n == 0 else " " * prefix_width
                 lines.append(lead + text)
             cursor = (first + len(cursor_lines) - 1, prefix_width + visible_width(cursor_lines[-1]))
+    elif busy and store.input.text:
+        typed = wrap(store.input.text, width - 7, words=False)
+        lines.extend(f"{DIM}{'…' if n == 0 else ' '}     {text}{RESET}" for n, text in enumerate(typed))
     elif busy:
         lines.append(fit(f"{DIM}{_('Working — Ctrl+C: interrupt')}{RESET}", width - 1))
     elif store.mode in ("ask", "confirm"):

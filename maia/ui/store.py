@@ -202,6 +202,8 @@ class UIStore:
             return self._select_key(key)
         if key.name == "ctrl_c":  # busy: Ctrl+C interrupts the turn
             return Interrupt()
+        if key.name not in ("enter", "ctrl_d", "up", "down"):
+            self._input_key(key)  # type-ahead: the next request can be written while the agent works
         return None
 
     def _input_key(self, key: Key) -> Event | None:
