@@ -8,15 +8,7 @@ from pathlib import Path
 import pytest
 
 from maia.shell import cut_middle, run_shell
-from tests.agent.helpers import process_alive
-
-
-async def _gone(pid: int) -> bool:
-    for _ in range(150):
-        if not process_alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return False
+from tests.agent.helpers import wait_gone
 
 
 async def test_output_merged_in_arrival_order_and_exit_code(tmp_path: Path) -> None:
@@ -46,7 +38,7 @@ async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     result = await run_shell("sleep 30 & echo $!; wait", tmp_path, timeout=0.5)
     assert result.state == "timeout"
     assert result.describe(0.5) == "[timed out (0.5 s)]"
-    assert await _gone(int(result.output.split()[0]))
+    assert await wait_gone(int(result.output.split()[0]))
 
 
 async def test_cancellation_kills_the_group_even_while_starting(tmp_path: Path) -> None:
@@ -57,7 +49,7 @@ async def test_cancellation_kills_the_group_even_while_starting(tmp_path: Path) 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _gone(int(pid_file.read_text()))
+    assert await wait_gone(int(pid_file.read_text()))
 
 
 async def test_killed_by_signal(tmp_path: Path) -> None:

@@ -123,3 +123,12 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    """Whether ``pid`` ends within ``seconds``."""
+    for _ in range(int(seconds / 0.02)):
+        if not process_alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False

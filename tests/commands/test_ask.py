@@ -20,44 +20,16 @@ from werkzeug import Request, Response
 from maia.commands import cli
 from maia.sessions import SessionStore
 from tests.conftest import fixture_bytes
-
-CHAT = "/v1/chat/completions"
-TEXT = "Hello! I read the repo; main.py has 3 functions."
-
-
-def sse(*chunks: dict[str, Any]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+from tests.streams import text_stream as _text_stream
+from tests.streams import tool_stream
 
 
 def text_stream(text: str, usage: tuple[int, int] = (10, 5)) -> bytes:
-    return sse(
-        {"choices": [{"index": 0, "delta": {"content": text}}]},
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        {"choices": [{"index": 0, "delta": {}}], "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]}},
-    )
+    return _text_stream(text, usage)
 
 
-def tool_stream(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> bytes:
-    return sse(
-        {
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": {
-                        "tool_calls": [
-                            {
-                                "index": 0,
-                                "id": call_id,
-                                "type": "function",
-                                "function": {"name": name, "arguments": json.dumps(arguments)},
-                            }
-                        ]
-                    },
-                }
-            ]
-        },
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    )
+CHAT = "/v1/chat/completions"
+TEXT = "Hello! I read the repo; main.py has 3 functions."
 
 
 @pytest.fixture

@@ -14,19 +14,9 @@ from werkzeug import Request, Response
 
 from tests.conftest import fixture_bytes
 from tests.e2e.terminal import Terminal, chat_env
+from tests.streams import sse, text_stream
 
 CHAT = "/v1/chat/completions"
-
-
-def sse(*chunks: dict[str, Any]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
-
-
-def text_stream(text: str) -> bytes:
-    return sse(
-        {"choices": [{"index": 0, "delta": {"content": text}}]},
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-    )
 
 
 @pytest.fixture

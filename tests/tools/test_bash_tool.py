@@ -9,15 +9,7 @@ import pytest
 
 from maia.contracts import ToolContext
 from maia.tools.bash import BashTool
-from tests.agent.helpers import process_alive
-
-
-async def _gone(pid: int) -> bool:
-    for _ in range(150):
-        if not process_alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return False
+from tests.agent.helpers import wait_gone
 
 
 async def test_output_and_exit_code_line(tmp_path: Path) -> None:
@@ -51,7 +43,7 @@ async def test_timeout_kills_the_grandchild(tmp_path: Path, monkeypatch: pytest.
     out = await BashTool().execute({"command": "sleep 60 & echo $!; wait"}, ToolContext(cwd=tmp_path))
     pid_line, status = out.split("\n")
     assert status == "[timed out (0.5 s)]"
-    assert await _gone(int(pid_line))
+    assert await wait_gone(int(pid_line))
 
 
 async def test_ctrl_c_kills_the_grandchild(tmp_path: Path) -> None:
@@ -64,7 +56,7 @@ async def test_ctrl_c_kills_the_grandchild(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _gone(int(pid_file.read_text()))
+    assert await wait_gone(int(pid_file.read_text()))
 
 
 async def test_a_command_that_cannot_start(tmp_path: Path) -> None:
