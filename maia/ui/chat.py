@@ -203,6 +203,8 @@ class ChatApp:
     async def _cancellable(self, work: Awaitable[Any]) -> Any:
         """Run something that Ctrl+C (during a turn) or a signal may cancel; None when cancelled."""
         task = asyncio.ensure_future(work)
+        if self.exiting:  # a signal arrived while nothing could be cancelled: do not start waiting
+            task.cancel()
         self._current = task
 
         def interrupt() -> None:

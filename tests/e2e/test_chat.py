@@ -195,3 +195,35 @@ def test_exit_saves_the_session(server: HTTPServer, start: Callable[..., Termina
     term.child.expect(__import__("pexpect").EOF, timeout=10)
     sessions = list((project / ".maia" / ".sessions").glob("*.json"))
     assert len(sessions) == 1 and "remember this" in sessions[0].read_text()
+
+
+@pytest.mark.parametrize("how", ["ctrl-d", "ctrl-c", "sigterm", "sighup"])
+def test_every_exit_path_saves(server: HTTPServer, start: Callable[..., Terminal], project: Path, how: str) -> None:
+    import signal
+
+    import pexpect
+
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Kept."), content_type="text/event-stream")
+    term = start()
+    term.wait_for("Your request")
+    term.send("keep me\r")
+    term.wait_for("Kept.")
+    if how == "ctrl-d":
+        term.send("\x04")
+    elif how == "ctrl-c":
+        term.send("\x03")
+    else:
+        term.child.kill(signal.SIGTERM if how == "sigterm" else signal.SIGHUP)
+    term.child.expect(pexpect.EOF, timeout=10)
+    sessions = list((project / ".maia" / ".sessions").glob("*.json"))
+    assert len(sessions) == 1 and "keep me" in sessions[0].read_text()
+
+
+def test_resize_redraws_at_the_new_width(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    term = start(100, 30)
+    term.wait_for("Your request")
+    term.child.setwinsize(30, 60)
+    term.screen.resize(30, 60)
+    term.pump(0.5)
+    borders = [line for line in term.screen.display if line.strip() and set(line.strip()) == {"┈"}]
+    assert borders and all(len(line.rstrip()) == 59 for line in borders[-2:])
