@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -280,6 +279,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     from maia.provider.models import list_models
     from maia.refs import resolve_references
     from maia.sessions import SessionManager, SessionStore, ensure_project_folders
+    from maia.signals import forget_signal, on_signal
     from maia.skills import parse_invocation, resolve_invocation
 
     settings = options.settings
@@ -312,10 +312,8 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     start = usage_start = 0
     status, code, error = "done", int(ExitStatus.OK), None
     task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
     if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)  # SIGTERM: the same as Ctrl+C
+        on_signal(signal.SIGTERM, task.cancel)  # SIGTERM: the same as Ctrl+C
     try:
         if options.resume or options.continue_last:
             assert store is not None
@@ -363,9 +361,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         if failure.hint:
             error = f"{error}\n{failure.hint}"
     finally:
-        if task is not None:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGTERM)
+        forget_signal(signal.SIGTERM)
         await provider.aclose()
     saved = None
     if options.save:

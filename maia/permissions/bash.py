@@ -698,20 +698,7 @@ def _env_inner(args: list[str]) -> list[_Inner]:
 
 
 def _xargs_inner(args: list[str]) -> list[_Inner]:
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            i += 1
-            break
-        if arg in _XARGS_VALUE:
-            i += 2
-            continue
-        if arg.startswith("-") and arg != "-":
-            i += 1
-            continue
-        break
-    rest = args[i:] or ["echo"]
+    rest = _skip_options(args, _Options(_XARGS_VALUE)) or ["echo"]
     # the input lines become further arguments: only a pattern ending in * can cover them
     return [_Argv([*rest, DYN])]
 

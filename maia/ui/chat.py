@@ -22,6 +22,7 @@ from maia.provider.litellm import LiteLLMProvider
 from maia.provider.models import ModelInfo, list_models
 from maia.refs import resolve_references
 from maia.sessions import SessionError, SessionManager, SessionStore, ensure_project_folders
+from maia.signals import on_signal
 from maia.skills import parse_invocation, resolve_invocation
 from maia.ui.banner import banner_lines
 from maia.ui.store import EndOfInput, History, Interrupt
@@ -171,10 +172,8 @@ class ChatApp:
 
     async def run(self) -> int:
         """The conversation loop until /exit, Ctrl+D, Ctrl+C at the prompt, SIGTERM or SIGHUP."""
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self._on_signal)
+            on_signal(sig, self._on_signal)
         try:
             if not await self.start():
                 return 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import collections
-import contextlib
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ from typing import Any, TextIO
 
 from maia.contracts import AskAnswer, ToolsProgress
 from maia.i18n import _
+from maia.signals import forget_signal, on_signal
 from maia.ui import render
 from maia.ui.keys import KeyDecoder
 from maia.ui.markdown import render_markdown
@@ -87,8 +87,7 @@ class TerminalUI:
         termios.tcsetattr(self._fd, termios.TCSADRAIN, mode)
         self._write(PASTE_ON + KITTY_QUERY)
         loop.add_reader(self._fd, self._on_readable)
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGWINCH, self._on_resize)
+        on_signal(signal.SIGWINCH, self._on_resize)
         self._ticker = loop.create_task(self._tick_loop())
         self._started = True
         self.redraw()
@@ -100,8 +99,7 @@ class TerminalUI:
         self._started = False
         loop = asyncio.get_event_loop()
         loop.remove_reader(self._fd)
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGWINCH)
+        forget_signal(signal.SIGWINCH)
         if self._ticker is not None:
             self._ticker.cancel()
         self._erase_frame()
