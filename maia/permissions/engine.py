@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from maia.globs import has_magic
 from maia.i18n import _
 from maia.permissions.bash import Analysis, Redirect, analyze
 from maia.permissions.paths import path_matches
@@ -69,7 +70,7 @@ def _applies(rule: Rule, tool_name: str, tool_input: Mapping[str, Any], cwd: Pat
     if rule.pattern is None:
         return True
     if tool_name in PATH_TOOLS:
-        path = tool_input.get("path", "." if tool_name in ("Glob", "Grep") else None)
+        path = _target_path(tool_name, tool_input)
         return isinstance(path, str) and bool(path) and path_matches(rule.pattern, path, cwd, for_allow=for_allow)
     if tool_name == "WebFetch":
         return _domain_applies(rule.pattern, tool_input.get("url"))
@@ -81,6 +82,26 @@ def _applies(rule: Rule, tool_name: str, tool_input: Mapping[str, Any], cwd: Pat
         return isinstance(name, str) and bool(wildcard(rule.pattern).fullmatch(name))
     pattern = wildcard(rule.pattern)
     return any(pattern.fullmatch(value) for value in _text_values(tool_input))
+
+
+def _target_path(tool_name: str, tool_input: Mapping[str, Any]) -> Any:
+    """The path a call reaches: ``path``; for Glob and Grep the launch folder by default, and for Glob
+    the fixed folders of a pattern that leaves it (``/etc/*.conf``, ``../other/**``)."""
+    path = tool_input.get("path")
+    if tool_name not in ("Glob", "Grep"):
+        return path
+    pattern = tool_input.get("pattern")
+    if tool_name == "Glob" and isinstance(pattern, str) and pattern.startswith(("/", "~", "..")):
+        fixed: list[str] = []
+        for part in pattern.split("/"):
+            if has_magic(part):
+                break
+            fixed.append(part)
+        base = "/".join(fixed) or "/"
+        return (
+            f"{path.rstrip('/')}/{base}" if isinstance(path, str) and path and not base.startswith(("/", "~")) else base
+        )
+    return path if path else "."
 
 
 def _text_values(tool_input: Mapping[str, Any]) -> list[str]:

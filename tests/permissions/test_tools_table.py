@@ -80,7 +80,26 @@ PATH_CASES: list[tuple[str, dict[str, str], str]] = [
     ("Grep", {"pattern": "x"}, "ask"),  # no path: the launch folder itself
     ("Grep", {"pattern": "x", "path": ".env"}, "deny"),
     ("Grep", {"pattern": "x", "path": "docs/env-link"}, "deny"),
+    ("Glob", {"pattern": "../outside/*"}, "allow"),  # bare Glob allows everything…
 ]
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "verdict"),
+    [
+        ({"pattern": "**/*.py"}, "allow"),
+        ({"pattern": "/etc/*.conf"}, "deny"),
+        ({"pattern": "../*"}, "ask"),
+        ({"pattern": "*.md", "path": "/etc"}, "deny"),
+        ({"pattern": "~/.ssh/*"}, "deny"),
+    ],
+)
+def test_glob_patterns_that_leave_the_folder(tool_input: dict[str, str], verdict: str, tree: Path) -> None:
+    rules = {
+        "allow": ["Glob(./**)", "Glob(.)"],
+        "deny": ["Glob(/etc/**)", "Glob(/etc)", "Glob(~/.ssh/**)", "Glob(~/.ssh)"],
+    }
+    assert explain("Glob", tool_input, rules, tree).verdict.value == verdict
 
 
 @pytest.mark.parametrize(("tool", "tool_input", "verdict"), PATH_CASES, ids=repr)
