@@ -63,6 +63,9 @@ class TerminalUI:
         self._started = False
         self.on_interrupt: Callable[[], None] | None = None
         self._events: collections.deque[Event] = collections.deque()
+        self._gone = False
+        self._live_base = 0
+        self._live_chars = 0
         self._tools_status = ""
 
     # --- life cycle -------------------------------------------------------------------------------
@@ -115,8 +118,13 @@ class TerminalUI:
         return self._width
 
     def _write(self, text: str) -> None:
-        self.stdout.write(text)
-        self.stdout.flush()
+        if self._gone:
+            return
+        try:
+            self.stdout.write(text)
+            self.stdout.flush()
+        except OSError:  # the terminal went away (SIGHUP): the session is still saved
+            self._gone = True
 
     def _erase_sequence(self) -> str:
         up = self._cursor_row
@@ -338,11 +346,16 @@ class TerminalUI:
     def on_thinking(self, thinking: bool) -> None:
         """The model is working: spinner "Thinking"."""
         self.store.status = _("Thinking") if thinking else self._tools_status
+        if thinking:
+            self._live_base, self._live_chars = self.store.context_tokens, 0
         self.redraw()
 
     def on_text(self, text: str) -> None:
-        """Stream the answer as plain text in the live area."""
+        """Stream the answer as plain text in the live area; the bar follows with an estimate (§13.3)."""
         self.store.live_text += text
+        self._live_chars += len(text)
+        # a low estimate (about 5 characters a token): the exact count replaces it when the answer ends
+        self.store.context_tokens = max(self.store.context_tokens, self._live_base + self._live_chars // 5)
         self.schedule_redraw()
 
     def on_text_end(self) -> None:
