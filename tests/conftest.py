@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "litellm"
 
@@ -50,6 +51,16 @@ def write_settings(home: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPServer:
+    """A LiteLLM-format server on loopback: settings point at it, /v1/models answers the captured list."""
+    write_settings(httpserver.url_for(""))
+    httpserver.expect_request("/v1/models").respond_with_data(
+        fixture_bytes("proxy-models.json"), content_type="application/json"
+    )
+    return httpserver
 
 
 def fixture_bytes(name: str) -> bytes:

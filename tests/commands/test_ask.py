@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,6 @@ def text_stream(text: str, usage: tuple[int, int] = (10, 5)) -> bytes:
 
 CHAT = "/v1/chat/completions"
 TEXT = "Hello! I read the repo; main.py has 3 functions."
-
-
-@pytest.fixture
-def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPServer:
-    write_settings(httpserver.url_for(""))
-    httpserver.expect_request("/v1/models").respond_with_data(
-        fixture_bytes("proxy-models.json"), content_type="application/json"
-    )
-    return httpserver
 
 
 def chat(server: HTTPServer, body: bytes, status: int = 200, **headers: str) -> None:

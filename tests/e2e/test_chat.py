@@ -14,18 +14,9 @@ from werkzeug import Request, Response
 
 from tests.conftest import fixture_bytes
 from tests.e2e.terminal import Terminal, chat_env
-from tests.streams import sse, text_stream
+from tests.streams import text_stream, tool_stream
 
 CHAT = "/v1/chat/completions"
-
-
-@pytest.fixture
-def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPServer:
-    write_settings(httpserver.url_for(""))
-    httpserver.expect_request("/v1/models").respond_with_data(
-        fixture_bytes("proxy-models.json"), content_type="application/json"
-    )
-    return httpserver
 
 
 @pytest.fixture
@@ -66,27 +57,7 @@ def test_write_confirmation_answered_yes_writes_the_file(
 ) -> None:
     call = {"path": "notes/hello.txt", "content": "hello from maia\n"}
     server.expect_oneshot_request(CHAT).respond_with_data(
-        sse(
-            {
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {
-                            "tool_calls": [
-                                {
-                                    "index": 0,
-                                    "id": "call_w",
-                                    "type": "function",
-                                    "function": {"name": "Write", "arguments": json.dumps(call)},
-                                }
-                            ]
-                        },
-                    }
-                ]
-            },
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        ),
-        content_type="text/event-stream",
+        tool_stream("Write", call, "call_w"), content_type="text/event-stream"
     )
     server.expect_oneshot_request(CHAT).respond_with_data(
         text_stream("File written."), content_type="text/event-stream"
