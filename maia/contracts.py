@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 Role: TypeAlias = Literal["user", "assistant"]
 StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
@@ -94,14 +97,24 @@ class ToolSpec:
     input_schema: Mapping[str, Any]
 
 
+# (tool name, tool input) → the permission engine's decision for that call
+PermissionCheck: TypeAlias = "Callable[[str, Mapping[str, Any]], Decision]"
+# model name → a provider for that model (the application's factory; sub-agents use it)
+ProviderFactory: TypeAlias = "Callable[[str], LLMProvider]"
+
+
 @dataclass(slots=True)
 class ToolContext:
-    """What a tool gets when it runs."""
+    """What a tool gets when it runs: where, with which model, and the application's services."""
 
     cwd: Path
     model: str | None = None
     env: Mapping[str, str] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    ui: AgentUI | None = None
+    permissions: PermissionCheck | None = None
+    providers: ProviderFactory | None = None
+    depth: int = 0  # 0 for the main agent, 1 inside a sub-agent
+    session: str | None = None  # the name of the conversation's session, when it has one
 
 
 @runtime_checkable
@@ -216,6 +229,51 @@ class LLMProvider(Protocol):
 
     def chat(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Stream the model's answer to ``request``."""
+        ...
+
+    def with_model(self, model: str) -> LLMProvider:
+        """The same provider (same server, same connection pool) talking to another model."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; the provider is not used afterwards."""
+        ...
+
+
+# --- tool sources ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReport:
+    """What starting a tool source has to tell the user."""
+
+    infos: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where tools come from (built-in, custom tools, skills, an MCP server…), with a life cycle.
+
+    The application starts each source once, asks it for its tools whenever it builds a
+    conversation, and closes it at the end (or when the source must be reloaded).
+    """
+
+    @property
+    def name(self) -> str:
+        """A short name for messages (``builtin``, ``custom``, ``mcp:github``…)."""
+        ...
+
+    async def start(self) -> SourceReport:
+        """Load or connect; never raises for a user's mistake (the report says what failed)."""
+        ...
+
+    def tools(self) -> list[Tool]:
+        """The tools this source offers now."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what ``start`` acquired (processes, connections)."""
         ...
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maia.contracts import AgentUI, Tool, ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
+from maia.contracts import AgentUI, PermissionCheck, Tool, ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
@@ -19,8 +19,7 @@ STOP_FOR_MODEL = "The user stopped this iteration: this tool was not run. Wait f
 NOT_RUN_FOR_MODEL = "Not run: the user stopped the iteration before this call."
 USER_REFUSED = "The user refused this action."
 
-# (tool name, tool input) → decision; None means "no rules": the tool's own default applies
-PermissionCheck = Callable[[str, Mapping[str, Any]], Decision]
+__all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "received", "validate_input"]
 
 
 @dataclass(frozen=True, slots=True)

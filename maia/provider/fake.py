@@ -61,6 +61,16 @@ class ScriptedProvider:
         """The scripted model's name."""
         return self._model
 
+    def with_model(self, model: str) -> ScriptedProvider:
+        """The same script, answering as another model (the remaining turns are shared)."""
+        twin = ScriptedProvider([], model)
+        twin._turns = self._turns
+        twin.requests = self.requests
+        return twin
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
     @property
     def remaining(self) -> int:
         """How many scripted answers are left."""

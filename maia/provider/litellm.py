@@ -196,6 +196,12 @@ class LiteLLMProvider:
     def model(self, value: str) -> None:
         self._model = value
 
+    def with_model(self, model: str) -> LiteLLMProvider:
+        """A provider for another model on the same server, sharing this one's HTTP client."""
+        twin = LiteLLMProvider(self._settings, model, client=self._http())
+        twin._debug_path = self._debug_path
+        return twin
+
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
