@@ -12,9 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from maia.codec import SavedSession
 from maia.context.tokens import TokenCounter, block_text, encoding
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.sessions import SavedSession, SessionStore
+from maia.sessions import SessionStore
 
 WORDS = [
     "def",

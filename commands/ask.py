@@ -33,7 +33,10 @@ from .setup import environment, settings_for
 @click.option("--resume", "resume", metavar="NAME", help=_("Carry on a saved session."))
 @click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
 @click.option("--no-save", is_flag=True, help=_("Do not save the session."))
-@click.option("--no-wait", is_flag=True, help=_("Fail at once when rate-limited instead of waiting."))
+@click.option("--no-wait", is_flag=True, help=_("Fail at once when rate-limited or overloaded instead of waiting."))
+@click.option(
+    "--no-stdin", is_flag=True, help=_("Do not read piped standard input (by default it is attached to PROMPT).")
+)
 def ask(
     prompt: str | None,
     model: str | None,
@@ -45,41 +48,46 @@ def ask(
     continue_last: bool,
     no_save: bool,
     no_wait: bool,
+    no_stdin: bool,
 ) -> None:
     """Send PROMPT to the agent and print the answer; read the prompt from stdin when PROMPT is - or absent.
 
+    When PROMPT is given and stdin is piped, the piped text is attached to the prompt as data
+    (git diff | maia ask 'Review this diff'); --no-stdin leaves stdin alone.
+
     The agent has the chat's tools, custom tools and skills, under the same permission rules. A call
     that would ask for confirmation is refused (the model is told why) unless --allow covers it or
-    --yes is given. @file references and §skill work as in the chat.
+    --yes is given. @file references and §skill work as in the chat; !command and /commands do not.
+    Rate limits and overloaded servers are waited for (see --no-wait). --continue carries on the
+    newest session made by maia ask (chat sessions are left to maia chat).
 
-    Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by the iteration limit, 130 interrupted.
+    Exit codes: 0 done, 1 error, 2 bad usage or unknown model/session, 3 stopped by the iteration
+    limit, 130 interrupted (Ctrl+C, SIGTERM, SIGHUP).
     """
     import asyncio
     import json
     import sys
 
-    from maia.config import resolve_model
+    from maia.config import no_model_message, resolve_model
     from maia.errors import UsageError
     from maia.headless import AskOptions, HeadlessUI, run_ask
 
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
+    piped = None
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(_("Give a prompt: maia ask 'your request', or pipe it on stdin."))
         prompt = sys.stdin.read()
+    elif sys.stdin is not None and not sys.stdin.isatty() and not no_stdin:
+        piped = sys.stdin.read()  # `git diff | maia ask 'Review this diff'`: the diff is data for the prompt
     if not prompt.strip():
         raise UsageError(_("The prompt is empty."))
     env = environment()
     settings = settings_for(env)
-    choice = resolve_model(model, env.launch, env.home)
+    choice = resolve_model(model, env.launch, env.home, settings=settings)
     if choice is None:
-        raise UsageError(
-            _(
-                'No model chosen: pass --model NAME, set MAIA_MODEL, or write {"model": "NAME"} in '
-                "~/.maia/config.json (`maia models` lists them)."
-            )
-        )
+        raise UsageError(no_model_message(env.home))
     ui = HeadlessUI(output, sys.stdout, sys.stderr)  # type: ignore[arg-type]
     options = AskOptions(
         prompt=prompt,
@@ -94,6 +102,7 @@ def ask(
         continue_last=continue_last,
         save=not no_save,
         wait=not no_wait,
+        stdin=piped,
     )
     try:
         report, code = asyncio.run(run_ask(options, ui))

@@ -38,7 +38,7 @@ def chat(model: str | None, resume: str | None, continue_last: bool) -> None:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
     env = environment()
     settings = load_settings(env.home)
-    choice = resolve_model(model, env.launch, env.home)
+    choice = resolve_model(model, env.launch, env.home, settings=settings)
     from maia.ui.chat import ChatOptions, run_chat
 
     options = ChatOptions(

@@ -10,6 +10,7 @@ last tool results and ``can_resume`` is true (``resume_turn`` carries on, or the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,13 +28,14 @@ from maia.contracts import (
     TextDelta,
     Tool,
     ToolContext,
+    ToolResultBlock,
     ToolUse,
     ToolUseBlock,
     Truncated,
     Usage,
 )
 from maia.i18n import _
-from maia.runner import PermissionCheck, ToolRunner
+from maia.runner import PermissionCheck, RunOutcome, ToolRunner
 
 MAX_ITERATIONS = 50
 TurnResult = Literal["done", "max_iterations", "stopped"]
@@ -58,6 +60,10 @@ class AgentSession:
     merge_next: bool = False
     usage: list[Usage] = field(default_factory=list)
     truncations: list[Truncated] = field(default_factory=list)
+    # builds the context each tool call gets (the application adds its services); None: cwd, model, env
+    tool_context: Callable[[AgentSession], ToolContext] | None = None
+    # told of every message the loop adds (a front end's record of the run survives compaction)
+    on_message: Callable[[Message], None] | None = None
 
     @property
     def can_resume(self) -> bool:
@@ -116,27 +122,41 @@ def add_request(session: AgentSession, user_text: str) -> None:
     session.merge_next = False
 
 
+def cut_arguments_result(call: ToolUseBlock) -> str:
+    """What the model is told when its call's arguments arrived cut (not valid JSON)."""
+    raw = call.raw_arguments or ""
+    return (
+        f"Not run: the arguments of this {call.name} call were cut off after {len(raw)} characters (the answer "
+        "reached the output token limit), so they are not valid JSON. Send smaller calls: split long content "
+        "into parts (for a file, Write a first part, then append the rest with Edit), and keep each call's "
+        "arguments short."
+    )
+
+
 async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
     request = ChatRequest(session.system, list(session.messages), [t.spec for t in session.tools.values()])
     text: list[str] = []
     calls: list[ToolUseBlock] = []
     session.ui.on_thinking(True)
     try:
-        async for event in session.provider.chat(request):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
-                session.ui.on_text(event.text)
-            elif isinstance(event, ReasoningDelta):
-                session.ui.on_reasoning(event.text)
-            elif isinstance(event, ToolUse):
-                calls.append(ToolUseBlock(event.id, event.name, event.input))
-            elif isinstance(event, Usage):
-                session.usage.append(event)
-            elif isinstance(event, Truncated):
-                session.truncations.append(event)
-                session.ui.on_warning(truncation_warning(event))
-            elif isinstance(event, Done):
-                break
+        # aclosing: the provider's stream (and its HTTP response) is closed as soon as we stop reading
+        async with contextlib.aclosing(session.provider.chat(request)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                    session.ui.on_text(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    session.ui.on_reasoning(event.text)
+                elif isinstance(event, ToolUse):
+                    raw = None if event.arguments_valid else event.raw_arguments
+                    calls.append(ToolUseBlock(event.id, event.name, event.input if raw is None else {}, raw))
+                elif isinstance(event, Usage):
+                    session.usage.append(event)
+                elif isinstance(event, Truncated):
+                    session.truncations.append(event)
+                    session.ui.on_warning(truncation_warning(event))
+                elif isinstance(event, Done):
+                    break
     finally:
         session.ui.on_thinking(False)
     if text:
@@ -144,22 +164,46 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
     return "".join(text), calls
 
 
+def _append(session: AgentSession, message: Message) -> None:
+    session.messages.append(message)
+    if session.on_message is not None:
+        session.on_message(message)
+
+
+def _context_for(session: AgentSession) -> ToolContext:
+    if session.tool_context is not None:
+        return session.tool_context(session)
+    return ToolContext(cwd=session.cwd, model=session.provider.model, env=session.env, ui=session.ui)
+
+
+async def _run_calls(session: AgentSession, calls: list[ToolUseBlock]) -> RunOutcome:
+    """Run the calls; those whose arguments arrived cut are answered without running."""
+    cut = {c.id: c for c in calls if c.raw_arguments is not None}
+    runnable = [c for c in calls if c.id not in cut]
+    for call in cut.values():
+        session.ui.on_tool_call(call.name, _("(arguments cut off)"))
+        session.ui.on_tool_result(call.name, cut_arguments_result(call), True)
+    runner = ToolRunner(session.tools, session.ui, _context_for(session), session.permissions)
+    outcome = await runner.run(runnable) if runnable else RunOutcome([])
+    by_id = {r.tool_use_id: r for r in outcome.results}
+    results = [ToolResultBlock(c.id, cut_arguments_result(c), True) if c.id in cut else by_id[c.id] for c in calls]
+    return RunOutcome(results, outcome.stopped)
+
+
 async def _loop(session: AgentSession, on_limit: LimitCallback | None, max_iterations: int | None) -> TurnResult:
     limit = max_iterations or session.max_iterations
-    runner_ctx = ToolContext(cwd=session.cwd, model=session.provider.model, env=session.env)
     while True:
         for _iteration in range(limit):
             text, calls = await _call_model(session)
             content: list[ContentBlock] = [TextBlock(text)] if text or not calls else []
             content.extend(calls)
-            session.messages.append(Message("assistant", content))
+            _append(session, Message("assistant", content))
             session.merge_next = False
             _report_context(session)
             if not calls:
                 return "done"
-            runner = ToolRunner(session.tools, session.ui, runner_ctx, session.permissions)
-            outcome = await runner.run(calls)
-            session.messages.append(Message("user", list(outcome.results)))
+            outcome = await _run_calls(session, calls)
+            _append(session, Message("user", list(outcome.results)))
             session.merge_next = True  # until the model answers these results
             _report_context(session)
             if outcome.stopped:

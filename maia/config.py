@@ -14,6 +14,7 @@ from maia.i18n import _
 from maia.paths import settings_path
 
 DEFAULT_MAX_ITERATIONS = 50
+DEFAULT_READ_TIMEOUT = 600.0
 
 _RULE_LIST = {"type": "array", "items": {"type": "string"}}
 
@@ -33,7 +34,8 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                 {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1000}},
             ]
         },
-        "DefaultModel": {"type": "string"},
+        "DefaultModel": {"type": "string", "minLength": 1},
+        "ReadTimeout": {"type": "number", "exclusiveMinimum": 0},
         "permissions": {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
@@ -50,6 +52,7 @@ _FIXES: dict[str, str] = {
     "MaxOutputTokens": "a whole number of at least 1, e.g. 16000",
     "MaxContextTokens": 'a whole number of at least 1000, or a map such as {"gpt-4o": 128000}',
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
+    "ReadTimeout": "seconds to wait for the proxy's next bytes before giving up, e.g. 600",
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
 }
 
@@ -76,6 +79,7 @@ class Settings:
     max_output_tokens: int | None = None
     max_context_tokens: int | dict[str, int] | None = None
     default_model: str | None = None
+    read_timeout: float = DEFAULT_READ_TIMEOUT
     permissions: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -122,11 +126,36 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        comma = trailing_comma(text, exc.pos)
+        if comma is not None:
+            line, col = comma
+            raise ConfigError(
+                _(
+                    "{path}: invalid JSON at line {line}, column {col}: a comma before a closing bracket; remove it."
+                ).format(path=path, line=line, col=col)
+            ) from None
         raise ConfigError(
             _("{path}: invalid JSON at line {line}, column {col}: {msg}").format(
                 path=path, line=exc.lineno, col=exc.colno, msg=exc.msg
             )
         ) from None
+
+
+def trailing_comma(text: str, pos: int) -> tuple[int, int] | None:
+    """(line, column) of a comma that ends a list or object, when that is what stopped the parser.
+
+    Python's parser reports the next token (often on the next line): the user's slip is the comma.
+    """
+    if pos >= len(text) or text[pos] not in "]}":
+        return None
+    back = pos - 1
+    while back >= 0 and text[back] in " \t\r\n":
+        back -= 1
+    if back < 0 or text[back] != ",":
+        return None
+    line = text.count("\n", 0, back) + 1
+    col = back - (text.rfind("\n", 0, back) + 1) + 1
+    return line, col
 
 
 def _field_name(error_path: Any) -> str:
@@ -211,6 +240,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         max_output_tokens=data.get("MaxOutputTokens"),
         max_context_tokens=data.get("MaxContextTokens"),
         default_model=data.get("DefaultModel"),
+        read_timeout=float(data.get("ReadTimeout", DEFAULT_READ_TIMEOUT)),
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
         warnings=warnings,
     )
@@ -268,9 +298,14 @@ def _model_from_config(path: Path) -> str | None:
 
 
 def resolve_model(
-    cli_value: str | None, launch: Path, home: Path, env: Mapping[str, str] | None = None
+    cli_value: str | None,
+    launch: Path,
+    home: Path,
+    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
 ) -> ModelChoice | None:
-    """``--model`` > ``MAIA_MODEL`` > ``./.maia/config.json`` > ``~/.maia/config.json``; None when unset."""
+    """``--model`` > ``MAIA_MODEL`` > ``./.maia/config.json`` > ``~/.maia/config.json`` > ``DefaultModel``
+    in settings.json; None when unset."""
     env = os.environ if env is None else env
     if cli_value is not None and cli_value.strip():
         return ModelChoice(parse_model_spec(cli_value), "--model")
@@ -280,4 +315,14 @@ def resolve_model(
         name = _model_from_config(path)
         if name:
             return ModelChoice(name, str(path))
+    if settings is not None and settings.default_model and settings.default_model.strip():
+        return ModelChoice(parse_model_spec(settings.default_model), f"DefaultModel ({settings.path})")
     return None
+
+
+def no_model_message(home: Path) -> str:
+    """How to choose a model, naming the folders actually in use."""
+    return _(
+        'No model chosen: pass --model NAME, set MAIA_MODEL, write {{"model": "NAME"}} in {config} or '
+        "./.maia/config.json, or set DefaultModel in {settings} (`maia models` lists them)."
+    ).format(config=home / "config.json", settings=settings_path(home))

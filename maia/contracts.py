@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -29,11 +29,16 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class ToolUseBlock:
-    """A tool call requested by the model."""
+    """A tool call requested by the model.
+
+    ``raw_arguments`` keeps the argument text as received when it was not valid JSON (a call cut by
+    the output limit); ``input`` is then empty and the call is never run.
+    """
 
     id: str
     name: str
     input: dict[str, Any]
+    raw_arguments: str | None = None
     type: Literal["tool_use"] = "tool_use"
 
 
@@ -66,23 +71,6 @@ class Message:
     def tool_uses(self) -> list[ToolUseBlock]:
         """The tool calls of the message, in order."""
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
-
-
-def block_to_dict(block: ContentBlock) -> dict[str, Any]:
-    """Serialise a content block to its JSON form (camelCase keys as in the spec's session files)."""
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ToolUseBlock):
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    data: dict[str, Any] = {"type": "tool_result", "toolUseId": block.tool_use_id, "content": block.content}
-    if block.is_error:
-        data["isError"] = True
-    return data
-
-
-def message_to_dict(message: Message) -> dict[str, Any]:
-    """Serialise a message to its JSON form."""
-    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
 
 
 # --- tools (§4.3) ----------------------------------------------------------------------------
@@ -227,7 +215,7 @@ class LLMProvider(Protocol):
         """The model name sent to the server."""
         ...
 
-    def chat(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def chat(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream the model's answer to ``request``."""
         ...
 

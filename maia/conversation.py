@@ -1,31 +1,45 @@
-"""A conversation as the chat and ``maia ask`` run it: agent, session file, context size, compaction (§12-§14)."""
+"""A conversation as every front end runs it: agent, session file, context size, compaction (§12-§14).
+
+The conversation is equipped by a :class:`~maia.app.loadout.Loadout` (tools, skills, rules,
+instructions) that the application assembles; switching session, compacting or clearing never reads
+the disk again, except for the session files themselves.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maia.agent import AgentSession, LimitCallback, TurnResult, resume_turn, run_turn
-from maia.agent_setup import AgentSetup, build_agent
+from maia.codec import SavedSession
 from maia.context.compaction import RESUME_AFTER_EMERGENCY, needs_compaction, request_summary
 from maia.context.tokens import TokenCounter
-from maia.contracts import AgentUI, LLMProvider
+from maia.contracts import AgentUI, LLMProvider, Message, PermissionCheck, TextBlock, ToolContext
 from maia.errors import ContextTooLong, MaiaError
 from maia.i18n import _
-from maia.provider.models import ModelInfo
-from maia.runner import PermissionCheck
-from maia.sessions import SavedSession, SessionManager, next_compacted_name
+from maia.sessions import SessionManager, next_compacted_name
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from maia.app.loadout import Loadout
 
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    """What a compaction did: the file kept as it was, the new session, the summary."""
+    """What a compaction did: the file kept as it was, the new session, the summary, and why."""
 
     previous: str | None
     name: str
     summary: str
     truncated: bool
+    reason: str = "manual"  # "manual", "auto" (threshold reached) or "emergency" (the server refused)
+    tokens_before: int | None = None
+
+
+Marker = tuple[int, int | None]
 
 
 class Conversation:
@@ -35,77 +49,79 @@ class Conversation:
         self,
         *,
         launch: Path,
-        home: Path,
+        loadout: Loadout,
         provider: LLMProvider,
         ui: AgentUI,
         sessions: SessionManager,
         counter: TokenCounter | None = None,
         max_iterations: int = 50,
         max_context: int | None = None,
-        list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
-        extra_allow: Sequence[str] = (),
-        env: dict[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
         wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None,
+        tool_context: Callable[[AgentSession], ToolContext] | None = None,
     ) -> None:
         self.launch = launch
-        self.home = home
+        self.loadout = loadout
         self.ui = ui
         self.sessions = sessions
         self.counter = counter
         self.max_context = max_context
-        self.list_models = list_models
-        self.extra_allow = tuple(extra_allow)
         self.wrap_permissions = wrap_permissions
         self.start_context: str | None = None
-        self.setup = self._build(None)
+        self.on_compacted: Callable[[Compaction], None] | None = None
         self.agent = AgentSession(
             provider=provider,
-            system=self.setup.system,
-            tools=self.setup.tools,
+            system=loadout.system(None),
+            tools=dict(loadout.tools),
             ui=ui,
             cwd=launch,
             permissions=self._permissions(),
             env=env,
             max_iterations=max_iterations,
             count_context=self._count if counter is not None else None,
+            tool_context=tool_context,
         )
 
-    # --- agent ----------------------------------------------------------------------------------
-
-    def _build(self, start_context: str | None) -> AgentSetup:
-        return build_agent(
-            self.launch,
-            self.home,
-            start_context=start_context,
-            list_models=self.list_models,
-            extra_allow=self.extra_allow,
-        )
+    # --- equipment ------------------------------------------------------------------------------
 
     def _permissions(self) -> PermissionCheck:
-        check = self.setup.permission_check(self.launch)
+        check = self.loadout.permission_check()
         return self.wrap_permissions(check) if self.wrap_permissions is not None else check
 
-    def reload(self, start_context: str | None = None) -> AgentSetup:
-        """Re-read MAIA.md (or use the summary), skills, tools and rules; the conversation is kept."""
-        self.setup = self._build(start_context)
-        self.start_context = start_context
-        self.agent.system = self.setup.system
-        self.agent.tools = self.setup.tools
+    def use_loadout(self, loadout: Loadout) -> None:
+        """Equip the agent anew (``/clear`` reloads rules, tools and instructions); messages are kept."""
+        self.loadout = loadout
+        self.agent.system = loadout.system(self.start_context)
+        self.agent.tools = dict(loadout.tools)
         self.agent.permissions = self._permissions()
-        return self.setup
 
-    def clear(self) -> AgentSetup:
-        """``/clear``: a reloaded agent and an empty conversation; the session keeps its name."""
-        setup = self.reload(None)
+    def set_start_context(self, start_context: str | None) -> None:
+        """Start from a compaction summary (which replaces the project instructions), or from none."""
+        self.start_context = start_context
+        self.agent.system = self.loadout.system(start_context)
+
+    def clear(self) -> None:
+        """An empty conversation; the session keeps its name."""
+        self.set_start_context(None)
         self.agent.messages.clear()
         self.agent.pending_context.clear()
         self.agent.merge_next = False
-        return setup
 
     @property
     def provider(self) -> LLMProvider:
         """The model provider."""
         return self.agent.provider
+
+    def use_provider(self, provider: LLMProvider) -> None:
+        """Talk to another model (or server) from the next request on; the conversation is kept."""
+        self.agent.provider = provider
+
+    # --- state ----------------------------------------------------------------------------------
+
+    def marker(self) -> Marker:
+        """Identifies the conversation's state: it changes whenever a message is added or replaced."""
+        messages = self.agent.messages
+        return len(messages), id(messages[-1]) if messages else None
 
     def _count(self, session: AgentSession) -> int:
         assert self.counter is not None
@@ -120,7 +136,11 @@ class Conversation:
     # --- persistence ----------------------------------------------------------------------------
 
     def save(self) -> str | None:
-        """Save the session if it changed (never an empty one); the name written, or None."""
+        """Save the session if it changed (never an empty one); the name written, or None.
+
+        A failure (disk full, folder gone) raises a SessionError with one clear line; the previous
+        file is left intact.
+        """
         self.sessions.update(
             messages=self.agent.messages,
             pending=self.agent.pending_context,
@@ -131,16 +151,16 @@ class Conversation:
         return self.sessions.save()
 
     def load(self, saved: SavedSession) -> None:
-        """Continue a saved session; the current model is kept; the agent is rebuilt if the summary differs."""
+        """Continue a saved session (locked for this process); the current model is kept."""
+        self.sessions.adopt(saved)
         if saved.start_context != self.start_context:
-            self.reload(saved.start_context)
+            self.set_start_context(saved.start_context)
         self.agent.messages[:] = saved.messages
         self.agent.pending_context[:] = saved.pending_context
         self.agent.merge_next = bool(saved.messages) and saved.messages[-1].role == "user"
-        self.sessions.adopt(saved)
 
     def new_session(self) -> str | None:
-        """``/new``: save this one, start a fresh agent and name; returns the name the old one was saved as."""
+        """``/new``: save this one, start an empty conversation and a new name; the old one's name."""
         saved = self.save()
         self.clear()
         self.sessions.start_new()
@@ -148,7 +168,9 @@ class Conversation:
 
     # --- turns ----------------------------------------------------------------------------------
 
-    async def compact(self, *, emergency: bool = False) -> Compaction | None:
+    async def compact(
+        self, *, emergency: bool = False, focus: str | None = None, reason: str = "manual"
+    ) -> Compaction | None:
         """Summarise and start over from the summary (§14.2); None when there is nothing to compact.
 
         Any error or cancellation before the switch leaves the conversation exactly as it was.
@@ -156,7 +178,8 @@ class Conversation:
         agent = self.agent
         if not agent.messages and not agent.pending_context:
             return None
-        previous = self.save()
+        tokens_before = self.context_tokens() if self.counter is not None else None
+        previous = self.save() or self.sessions.current_file
         summary = await request_summary(
             agent.provider,
             agent.system,
@@ -164,24 +187,41 @@ class Conversation:
             agent.pending_context,
             [t.spec for t in agent.tools.values()],
             emergency=emergency,
+            focus=focus,
         )
         new_name = next_compacted_name(self.sessions.name)
-        self.reload(summary.text)
-        agent.messages.clear()
-        agent.pending_context.clear()
-        agent.merge_next = False
+        self.clear()
+        self.set_start_context(summary.text)
         self.sessions.start_new(new_name, start_context=summary.text)
         self.sessions.update(
             messages=[], pending=[], start_context=summary.text, model=self.provider.model, cwd=self.launch
         )
         written = self.sessions.save(take_over=True)
-        return Compaction(previous, written or new_name, summary.text, summary.truncated)
+        outcome = Compaction(
+            previous,
+            written or new_name,
+            summary.text,
+            summary.truncated,
+            "emergency" if emergency else reason,
+            tokens_before,
+        )
+        if self.on_compacted is not None:
+            self.on_compacted(outcome)
+        return outcome
 
-    async def _auto_compact(self) -> Compaction | None:
-        if self.counter is None or not needs_compaction(self.context_tokens(), self.max_context):
+    def _request_tokens(self, text: str) -> int:
+        if self.counter is None:
+            return 0
+        return self.counter.message(Message("user", [TextBlock(text)]))
+
+    async def _auto_compact(self, incoming: str = "") -> Compaction | None:
+        if self.counter is None:
+            return None
+        tokens = self.context_tokens() + (self._request_tokens(incoming) if incoming else 0)
+        if not needs_compaction(tokens, self.max_context):
             return None
         try:
-            return await self.compact()
+            return await self.compact(reason="auto")
         except MaiaError as error:
             self.ui.on_warning(
                 _("Automatic compaction failed ({error}); the conversation goes on.").format(error=error.message)
@@ -191,8 +231,9 @@ class Conversation:
     async def send(
         self, text: str, *, on_limit: LimitCallback | None = None, max_iterations: int | None = None
     ) -> TurnResult:
-        """A user request: compaction if due, the turn, one emergency compaction and retry if too long."""
-        await self._auto_compact()
+        """A user request: compaction if due (counting the request), the turn, then one emergency
+        compaction and retry if the server finds it too long."""
+        await self._auto_compact(text)
         try:
             result = await run_turn(self.agent, text, on_limit=on_limit, max_iterations=max_iterations)
         except ContextTooLong as original:

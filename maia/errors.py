@@ -70,23 +70,31 @@ class ProviderUnreachable(ProviderError):
 class HttpStatusError(ProviderError):
     """The server answered with a non-2xx HTTP status."""
 
-    def __init__(self, status: int, detail: str, *, url: str = "", hint: str | None = None) -> None:
+    def __init__(
+        self, status: int, detail: str, *, url: str = "", hint: str | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(_("LiteLLM answered HTTP {status}: {detail}").format(status=status, detail=detail), hint=hint)
         self.status = status
         self.detail = detail
         self.url = url
+        self.retry_after = retry_after  # the server's Retry-After, when it gave one (429, 503)
 
 
 class AuthFailed(HttpStatusError):
     """The server refused the API key (HTTP 401/403)."""
 
 
+class UnknownModel(HttpStatusError):
+    """The proxy does not know the model asked for (exit 2: fix the name)."""
+
+    exit_status = ExitStatus.USAGE
+
+
 class RateLimited(HttpStatusError):
     """HTTP 429: the caller should wait ``retry_after`` seconds (None when the server gave no delay)."""
 
     def __init__(self, status: int, detail: str, retry_after: float | None, *, url: str = "") -> None:
-        super().__init__(status, detail, url=url)
-        self.retry_after = retry_after
+        super().__init__(status, detail, url=url, retry_after=retry_after)
 
 
 class ContextTooLong(ProviderError):

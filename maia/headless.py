@@ -1,26 +1,32 @@
-"""Headless runs (``maia ask``): one request, no terminal, output for scripts (text, JSON, JSON lines)."""
+"""Headless runs (``maia ask``): one request, no terminal, output for scripts (text, JSON, JSON lines).
+
+A thin front end of the application layer: it opens an :class:`~maia.app.application.Application`,
+prepares the prompt, sends it with the shared retry policy, and reports.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from maia.agent import TurnResult, final_text
+from maia.app.application import Application, AppOptions
+from maia.app.prepare import Allowed, Invalid, Prompt, SkillList, stdin_context
+from maia.app.retry import Wait
+from maia.config import Settings
 from maia.contracts import AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
-from maia.conversation import Conversation
-from maia.errors import RateLimited
+from maia.errors import ExitStatus, MaiaError
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 
 OutputFormat = Literal["text", "json", "stream-json"]
-MAX_WAIT = 15 * 60
-DEFAULT_WAITS = (5.0, 10.0, 20.0, 40.0, 60.0)
-MAX_RETRIES = 8
+ASK_LOCK_WAIT = 5.0  # another `maia ask` on the same session: wait this long for it to finish
+WAITING_NOTICE = 5.0  # first "waiting for the model" line after this many seconds without an answer
+WAITING_EVERY = 15.0
 
 
 def headless_permissions(
@@ -58,6 +64,8 @@ class HeadlessUI:
         self.stderr = stderr
         self.verbose = verbose
         self.warnings: list[str] = []
+        self._waiting: asyncio.TimerHandle | None = None
+        self._waited = 0.0
 
     def emit(self, event: dict[str, Any]) -> None:
         """One JSON event per line (stream-json only)."""
@@ -71,11 +79,43 @@ class HeadlessUI:
             self.stderr.write(text + "\n")
             self.stderr.flush()
 
+    def note(self, text: str) -> None:
+        """Information about the run (which session was continued…): stderr, or a note event."""
+        self.emit({"type": "note", "message": text})
+        self.progress(text)
+
+    # --- a model that takes its time -------------------------------------------------------------
+
+    def _schedule_waiting(self, delay: float) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._waiting = loop.call_later(delay, self._still_waiting, delay)
+
+    def _still_waiting(self, delay: float) -> None:
+        self._waited += delay
+        self.emit({"type": "waiting", "seconds": int(self._waited)})
+        self.progress(_("Waiting for the model ({seconds} s)…").format(seconds=int(self._waited)))
+        self._schedule_waiting(WAITING_EVERY)
+
+    def _stop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
+
+    # --- AgentUI --------------------------------------------------------------------------------
+
     def on_thinking(self, thinking: bool) -> None:
-        """Nothing to show."""
+        """Say so on stderr when the model is silent for a while."""
+        self._stop_waiting()
+        if thinking:
+            self._waited = 0.0
+            self._schedule_waiting(WAITING_NOTICE)
 
     def on_text(self, text: str) -> None:
         """Answer text as it streams."""
+        self._stop_waiting()
         self.emit({"type": "text", "text": text})
 
     def on_text_end(self) -> None:
@@ -83,6 +123,7 @@ class HeadlessUI:
 
     def on_reasoning(self, text: str) -> None:
         """Reasoning, as its own event."""
+        self._stop_waiting()
         self.emit({"type": "reasoning", "text": text})
 
     def on_tool_call(self, name: str, summary: str) -> None:
@@ -102,6 +143,7 @@ class HeadlessUI:
         self.emit({"type": "warning", "message": message})
         if self.output != "stream-json":
             self.stderr.write(_("Warning: {message}").format(message=message) + "\n")
+            self.stderr.flush()
 
     async def confirm(self, message: str) -> bool:
         """Nobody can answer: no."""
@@ -180,67 +222,24 @@ def usage_of(usage: list[Usage]) -> dict[str, Any]:
     }
 
 
-async def send_with_retries(
-    conversation: Conversation,
-    text: str,
-    ui: HeadlessUI,
-    *,
-    wait: bool,
-    max_iterations: int | None,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> TurnResult:
-    """Send, and on HTTP 429 wait as the server asks (status on stderr) and go on; ``wait=False`` fails at once."""
-    attempt = 0
-    resume = False
-    while True:
-        try:
-            if resume:
-                return await conversation.resume(max_iterations=max_iterations)
-            return await conversation.send(text, max_iterations=max_iterations)
-        except RateLimited as error:
-            attempt += 1
-            if not wait or attempt > MAX_RETRIES:
-                raise
-            delay = (
-                error.retry_after
-                if error.retry_after is not None
-                else DEFAULT_WAITS[min(attempt - 1, len(DEFAULT_WAITS) - 1)]
-            )
-            if delay > MAX_WAIT:
-                raise
-            at = (datetime.now() + timedelta(seconds=delay)).strftime("%H:%M:%S")
-            ui.emit({"type": "rate_limited", "retry_in": delay, "retry_at": at})
-            if ui.output != "stream-json":
-                ui.stderr.write(
-                    _("Rate-limited, retrying at {time} ({seconds:g} s)").format(time=at, seconds=delay) + "\n"
-                )
-                ui.stderr.flush()
-            await sleep(delay)
-            resume = conversation.agent.can_resume
+class RunRecord:
+    """Every message the agent added during this run: the report's source, kept even when a compaction
+    replaces the conversation in the middle of the run."""
 
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
 
-def report_for(
-    conversation: Conversation,
-    status: str,
-    start: int,
-    usage_start: int,
-    session: str | None,
-    ui: HeadlessUI,
-    error: str | None = None,
-) -> Report:
-    """The report of this run: only what it added to the conversation."""
-    added = conversation.agent.messages[start:]
-    answer = final_text(conversation.agent) if added else ""
-    return Report(
-        status=status,
-        answer=answer,
-        model=conversation.provider.model,
-        session=session,
-        tool_calls=tool_calls_of(added),
-        usage=usage_of(conversation.agent.usage[usage_start:]),
-        warnings=list(ui.warnings),
-        error=error,
-    )
+    def add(self, message: Message) -> None:
+        """Called by the agent loop for each message it adds."""
+        self.messages.append(message)
+
+    @property
+    def answer(self) -> str:
+        """The text of the last answer."""
+        for message in reversed(self.messages):
+            if message.role == "assistant":
+                return message.text
+        return ""
 
 
 @dataclass(slots=True)
@@ -249,9 +248,9 @@ class AskOptions:
 
     prompt: str
     model: str
-    launch: Any  # Path
-    home: Any  # Path
-    settings: Any  # Settings
+    launch: Path
+    home: Path
+    settings: Settings
     allow: tuple[str, ...] = ()
     yes: bool = False
     max_iterations: int | None = None
@@ -259,96 +258,73 @@ class AskOptions:
     continue_last: bool = False
     save: bool = True
     wait: bool = True
+    stdin: str | None = None  # piped input, attached to the prompt as data
 
 
-def _last_session(store: Any) -> str | None:
-    for info in store.listing():
-        if info.error is None and info.agent is None:
-            return str(info.name)
-    return None
+def _make_waiter(options: AskOptions, ui: HeadlessUI) -> Callable[[Wait], Any]:
+    async def on_wait(wait: Wait) -> bool:
+        if not options.wait:
+            return False
+        at = wait.until.strftime("%H:%M:%S")
+        if wait.delay > 15 * 60:
+            ui.on_warning(_("The server asks to wait until {time}: longer than 15 minutes, giving up.").format(time=at))
+            return False
+        ui.emit({"type": wait.reason, "retry_in": wait.delay, "retry_at": at, "attempt": wait.attempt})
+        if wait.reason == "rate_limited":
+            ui.progress(_("Rate-limited, retrying at {time} ({seconds:g} s)").format(time=at, seconds=wait.delay))
+        else:
+            ui.progress(
+                _("The server is overloaded ({error}); retrying at {time} ({seconds:g} s)").format(
+                    error=wait.error.message, time=at, seconds=wait.delay
+                )
+            )
+        await asyncio.sleep(wait.delay)
+        return True
+
+    return on_wait
 
 
 async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
-    """Run one request to the end: (report, exit status). Provider and usage errors end up in the report."""
-    import signal
+    """Run one request to the end: (report, exit status). Provider, usage and save errors end up in the report."""
+    from maia.signals import on_terminating_signals
 
-    from maia.context.tokens import TokenCounter
-    from maia.context.window import resolve_context_size
-    from maia.errors import ExitStatus, MaiaError, NotFoundError
-    from maia.provider.litellm import LiteLLMProvider
-    from maia.provider.models import list_models
-    from maia.refs import resolve_references
-    from maia.sessions import SessionManager, SessionStore, ensure_project_folders
-    from maia.signals import forget_signal, on_signal
-    from maia.skills import parse_invocation, resolve_invocation
-
-    settings = options.settings
-    provider = LiteLLMProvider(settings, options.model)
-    store = None
-    if options.save or options.resume or options.continue_last:
-        warning = ensure_project_folders(options.launch) if options.save else None
-        if warning:
-            ui.on_warning(warning)
-        store = SessionStore.for_launch(options.launch)
-    sessions = SessionManager(store if options.save else None)
-
-    async def models() -> Any:
-        return await list_models(settings)
-
-    conversation = Conversation(
-        launch=options.launch,
-        home=options.home,
-        provider=provider,
-        ui=ui,
-        sessions=sessions,
-        counter=TokenCounter(),
-        max_iterations=options.max_iterations or settings.max_iterations,
-        list_models=models,
-        extra_allow=options.allow,
-        wrap_permissions=lambda check: headless_permissions(check, options.yes),
+    app = Application(
+        AppOptions(
+            launch=options.launch,
+            home=options.home,
+            settings=options.settings,
+            model=options.model,
+            origin="ask",
+            save=options.save,
+            allow=options.allow,
+            max_iterations=options.max_iterations,
+            wrap_permissions=lambda check: headless_permissions(check, options.yes),
+            lock_wait=ASK_LOCK_WAIT,
+        ),
+        ui,
     )
-    for message in conversation.setup.warnings:
-        ui.on_warning(message)
-    start = usage_start = 0
+    record = RecordHook(app)
     status, code, error = "done", int(ExitStatus.OK), None
     task = asyncio.current_task()
-    if task is not None:
-        on_signal(signal.SIGTERM, task.cancel)  # SIGTERM: the same as Ctrl+C
+    remove_handlers = on_terminating_signals(task.cancel) if task is not None else (lambda: None)
     try:
-        if options.resume or options.continue_last:
-            assert store is not None
-            name = options.resume or _last_session(store)
-            if name is None:
-                raise NotFoundError(_("No saved session to continue in this folder."))
-            conversation.load(store.load(name))
-            if not options.save:
-                sessions.store = None
-        start = len(conversation.agent.messages)
-        size = await resolve_context_size(
-            options.model, list_models=models, setting=settings.max_context_tokens, provider=None
-        )
-        conversation.max_context = size.tokens
-        text = options.prompt
-        invocation = parse_invocation(text)
-        if invocation is not None:
-            if invocation.name is None:
-                names = ", ".join(sorted(conversation.setup.skills)) or _("none")
-                raise MaiaError(_("Give a skill name after §. Available skills: {names}.").format(names=names))
-            text = resolve_invocation(invocation, conversation.setup.skills)
-        else:
-            refs = resolve_references(text, options.launch)
-            for message in refs.warnings:
-                ui.on_warning(message)
-            if refs.context:
-                conversation.agent.pending_context.append(refs.context)
-        result = await send_with_retries(
-            conversation, text, ui, wait=options.wait, max_iterations=options.max_iterations
-        )
+        await app.start()
+        for message in app.report.warnings:
+            ui.on_warning(message)
+        picked = app.pick_session(resume=options.resume, continue_last=options.continue_last)
+        if picked is not None:
+            for note in picked.notes:
+                (ui.on_warning if "cannot be read" in note or "skipped" in note else ui.note)(note)
+            app.load(picked.session)
+        record.attach()
+        await app.context_size()
+        text = await _prepare(app, options, ui)
+        result = await app.send(text, on_wait=_make_waiter(options, ui))
         if result == "max_iterations":
             status, code = "max_iterations", int(ExitStatus.ITERATION_LIMIT)
             ui.on_warning(
                 _("Stopped: more than {count} iterations (raise --max-iterations).").format(
-                    count=options.max_iterations or settings.max_iterations
+                    count=options.max_iterations or options.settings.max_iterations
                 )
             )
         elif result == "stopped":
@@ -361,13 +337,75 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         if failure.hint:
             error = f"{error}\n{failure.hint}"
     finally:
-        forget_signal(signal.SIGTERM)
-        await provider.aclose()
+        remove_handlers()
     saved = None
     if options.save:
         try:
-            saved = conversation.save() or sessions.current_file
+            saved = app.save() or app.sessions.current_file
         except MaiaError as failure:
-            ui.on_warning(failure.message)
-    report = report_for(conversation, status, start, usage_start, saved, ui, error)
+            error = f"{error}\n{failure.message}" if error else failure.message
+            code = code or int(ExitStatus.ERROR)
+    await app.aclose()
+    report = Report(
+        status=status,
+        answer=record.answer,
+        model=app.model if app._conversation is not None else options.model,
+        session=saved,
+        tool_calls=tool_calls_of(record.messages),
+        usage=usage_of(record.usage()),
+        warnings=list(ui.warnings),
+        error=error,
+    )
     return report, code
+
+
+async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> str:
+    """The prompt to send: ``§skill`` resolved, ``@`` files and piped input attached as data."""
+    prepared = app.prepare(options.prompt, Allowed(bang=False, slash=False))
+    if isinstance(prepared, SkillList):
+        names = ", ".join(sorted(app.skills)) or _("none")
+        raise MaiaError(_("Give a skill name after §. Available skills: {names}.").format(names=names))
+    if isinstance(prepared, Invalid):
+        raise MaiaError(prepared.message)
+    assert isinstance(prepared, Prompt)
+    for warning in prepared.warnings:
+        ui.on_warning(warning)
+    for context in prepared.context:
+        app.attach(context)
+    if options.stdin and options.stdin.strip():
+        block, cut = stdin_context(options.stdin)
+        if cut:
+            ui.on_warning(cut)
+        app.attach(block)
+    return prepared.text
+
+
+class RecordHook:
+    """Connects a :class:`RunRecord` to the application's agent once the conversation exists."""
+
+    def __init__(self, app: Application) -> None:
+        self.app = app
+        self.record = RunRecord()
+        self._usage_start = 0
+
+    def attach(self) -> None:
+        """Start recording (after the session to continue, if any, was loaded)."""
+        agent = self.app.agent
+        agent.on_message = self.record.add
+        self._usage_start = len(agent.usage)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages this run added."""
+        return self.record.messages
+
+    @property
+    def answer(self) -> str:
+        """The last answer's text."""
+        return self.record.answer
+
+    def usage(self) -> list[Usage]:
+        """The usage of this run's model calls."""
+        if self.app._conversation is None:
+            return []
+        return self.app.agent.usage[self._usage_start :]

@@ -12,27 +12,113 @@ import difflib
 import json
 import os
 import re
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock, message_to_dict
+from maia.codec import Origin, SavedSession, dump_session, parse_session
+from maia.contracts import Message
 from maia.errors import MaiaError, NotFoundError, UsageError
 from maia.i18n import _
 from maia.storage import write_atomic
 
-FORMAT_VERSION = 1
 MAX_NAME = 100
 _FORBIDDEN = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]')
 _COMPACTED = re.compile(r"^(.*)__(\d+)$")
 MAX_COMPACTIONS = 1000
 
 
+PRIVATE = 0o600  # sessions hold the conversation: readable by their owner only
+
+
 class SessionError(MaiaError):
     """A session file that cannot be read or written."""
+
+
+class SessionBusy(SessionError):
+    """The session is open in another MAIA process."""
+
+
+class SessionLock:
+    """Held by the one process that has a session open, for as long as it has it open.
+
+    An ``flock`` on ``.<name>.lock`` beside the session files: the kernel releases it when the process
+    dies, so a crash never leaves a session locked. The holder writes its pid and role in the file,
+    for the message the next process gets.
+    """
+
+    def __init__(self, folder: Path, name: str, role: str = "maia") -> None:
+        self.folder = folder
+        self.name = name
+        self.role = role
+        self._fd: int | None = None
+
+    @property
+    def path(self) -> Path:
+        """The lock file (names are case-insensitive, so is the lock)."""
+        return self.folder / f".{self.name.lower()}.lock"
+
+    @property
+    def held(self) -> bool:
+        """Whether this process holds it."""
+        return self._fd is not None
+
+    def holder(self) -> str:
+        """Who holds it, as recorded in the file (``pid role``), or ``""``."""
+        try:
+            return self.path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def _try(self) -> bool:
+        import fcntl
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        try:
+            same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the holder removed the file while we opened it: try again on the new file
+            os.close(fd)
+            return self._try()
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {self.role}\n".encode())
+        self._fd = fd
+        return True
+
+    def acquire(self, wait: float = 0.0) -> None:
+        """Take the lock, waiting up to ``wait`` seconds; SessionBusy names the process holding it."""
+        if self._fd is not None or sys.platform == "win32":
+            return
+        deadline = time.monotonic() + wait
+        while not self._try():
+            if time.monotonic() >= deadline:
+                pid, _sep, role = self.holder().partition(" ")
+                raise SessionBusy(
+                    _("The session {name} is in use by another MAIA ({role}, process {pid}).").format(
+                        name=self.name, role=role or "maia", pid=pid or "?"
+                    ),
+                    hint=_("Wait for it to finish, or use another session (maia sessions list)."),
+                )
+            time.sleep(0.1)
+
+    def release(self) -> None:
+        """Give the lock back (the file is removed first, so nobody locks a file about to vanish)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
 
 
 # --- names (§12.2) ---------------------------------------------------------------------------
@@ -88,129 +174,6 @@ def is_compacted(name: str) -> bool:
     return bool(match and match.group(1) and 1 <= int(match.group(2)) <= MAX_COMPACTIONS)
 
 
-# --- messages on disk ------------------------------------------------------------------------
-
-
-def _block_from(data: Any) -> TextBlock | ToolUseBlock | ToolResultBlock:
-    if not isinstance(data, dict):
-        raise ValueError("a content block must be an object")
-    kind = data.get("type")
-    if kind == "text":
-        return TextBlock(str(data.get("text", "")))
-    if kind == "tool_use":
-        inp = data.get("input")
-        return ToolUseBlock(str(data.get("id", "")), str(data.get("name", "")), inp if isinstance(inp, dict) else {})
-    if kind == "tool_result":
-        return ToolResultBlock(
-            str(data.get("toolUseId", data.get("tool_use_id", ""))),
-            str(data.get("content", "")),
-            bool(data.get("isError", data.get("is_error", False))),
-        )
-    raise ValueError(f"unknown content block type {kind!r}")
-
-
-def message_from(data: Any) -> Message:
-    """A message from its JSON form (strings accepted as a single text block)."""
-    if not isinstance(data, dict) or data.get("role") not in ("user", "assistant"):
-        raise ValueError("a message needs a role user or assistant")
-    content = data.get("content", [])
-    if isinstance(content, str):
-        blocks: list[Any] = [TextBlock(content)]
-    elif isinstance(content, list):
-        blocks = [_block_from(b) for b in content]
-    else:
-        raise ValueError("a message's content must be a list")
-    return Message(data["role"], blocks)
-
-
-@dataclass(slots=True)
-class SavedSession:
-    """The content of a session file (§12.1, plus ``version`` and the owner ``id``)."""
-
-    name: str
-    model: str = ""
-    cwd: str = ""
-    messages: list[Message] = field(default_factory=list)
-    pending_context: list[str] = field(default_factory=list)
-    start_context: str | None = None
-    created_at: str = ""
-    updated_at: str = ""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    agent: str | None = None
-    parent_session: str | None = None
-
-    @property
-    def empty(self) -> bool:
-        """Never saved: no message and no starting context."""
-        return not self.messages and not self.start_context
-
-    def to_json(self) -> dict[str, Any]:
-        """The file's JSON object."""
-        data: dict[str, Any] = {
-            "version": FORMAT_VERSION,
-            "id": self.id,
-            "name": self.name,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-            "model": self.model,
-            "cwd": self.cwd,
-            "messages": [message_to_dict(m) for m in self.messages],
-            "pendingContext": list(self.pending_context),
-        }
-        if self.start_context:
-            data["startContext"] = self.start_context
-        if self.agent:
-            data["agent"] = self.agent
-        if self.parent_session:
-            data["parentSession"] = self.parent_session
-        return data
-
-    def digest(self) -> str:
-        """What changes when the conversation changes (timestamps left out)."""
-        data = self.to_json()
-        data.pop("updatedAt")
-        return json.dumps(data, sort_keys=True, ensure_ascii=False)
-
-
-def parse_session(text: str, name: str) -> SavedSession:
-    """A session from a file's text; the file name is the name; missing fields get defaults."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            _("invalid JSON at line {line}, column {col}").format(line=error.lineno, col=error.colno)
-        ) from None
-    if not isinstance(data, dict):
-        raise ValueError(_("not a session (the file must hold a JSON object)"))
-    version = data.get("version", FORMAT_VERSION)
-    if isinstance(version, int) and version > FORMAT_VERSION:
-        raise ValueError(
-            _("written by a newer MAIA (format {version}); update MAIA to read it").format(version=version)
-        )
-    messages = data.get("messages", [])
-    if not isinstance(messages, list):
-        raise ValueError(_('"messages" must be a list'))
-    try:
-        parsed = [message_from(m) for m in messages]
-    except ValueError as error:
-        raise ValueError(_("a message is malformed: {error}").format(error=error)) from None
-    pending = data.get("pendingContext", [])
-    start = data.get("startContext")
-    return SavedSession(
-        name=name,
-        model=str(data.get("model") or ""),
-        cwd=str(data.get("cwd") or ""),
-        messages=parsed,
-        pending_context=[str(p) for p in pending] if isinstance(pending, list) else [],
-        start_context=str(start) if isinstance(start, str) and start else None,
-        created_at=str(data.get("createdAt") or ""),
-        updated_at=str(data.get("updatedAt") or ""),
-        id=str(data.get("id") or uuid.uuid4().hex),
-        agent=str(data["agent"]) if data.get("agent") else None,
-        parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One line of a listing; ``error`` set for an unreadable file."""
@@ -224,11 +187,28 @@ class SessionInfo:
     agent: str | None = None
     compacted: bool = False
     error: str | None = None
+    origin: Origin = "chat"
+    first_prompt: str = ""
+    cleared: bool = False
+
+    @property
+    def sort_key(self) -> str:
+        """When it last changed: the recorded time, else the file's (a broken file has no record)."""
+        if self.updated_at:
+            return self.updated_at
+        try:
+            return datetime.fromtimestamp(self.path.stat().st_mtime).astimezone().isoformat(timespec="seconds")
+        except OSError:
+            return ""
 
 
-def _dump(session: SavedSession) -> str:
-    # compact JSON: a 5 MB session is written in one go (``maia sessions show --json`` pretty-prints)
-    return json.dumps(session.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+def first_prompt(messages: list[Message], limit: int = 80) -> str:
+    """The first thing the user typed, on one line (for listings)."""
+    for message in messages:
+        if message.role == "user" and message.text.strip():
+            line = " ".join(message.text.split())
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
 
 
 def _now() -> str:
@@ -323,12 +303,15 @@ class SessionStore:
             session.model,
             session.agent,
             is_compacted(name),
+            origin=session.origin,
+            first_prompt=first_prompt(session.messages),
+            cleared=session.cleared,
         )
 
     def listing(self) -> list[SessionInfo]:
-        """Every session, most recently updated first; broken files included, marked."""
+        """Every session, most recently changed first; broken files included, marked."""
         infos = [self.info(n) for n in self.names()]
-        return sorted(infos, key=lambda i: (i.updated_at or "", i.name), reverse=True)
+        return sorted(infos, key=lambda i: (i.sort_key, i.name), reverse=True)
 
     def owner_of(self, name: str) -> str | None:
         """The id stored in a session file (None if absent or unreadable)."""
@@ -358,25 +341,54 @@ class SessionStore:
             suffix = f"_{n}"
             candidate = wanted[: MAX_NAME - len(suffix)] + suffix
 
-    def write(self, session: SavedSession, *, replace: str | None = None, take_over: bool = False) -> str:
+    def write(
+        self,
+        session: SavedSession,
+        *,
+        replace: str | None = None,
+        take_over: bool = False,
+        claim: Callable[[str], None] | None = None,
+    ) -> str:
         """Save under the session's name (suffixed if another session owns it); returns the name used.
 
         ``replace`` is the file this session was saved as before (a rename): it is removed.
         ``take_over`` overwrites a file of that name whoever owns it (a compaction cycling to ``__1``).
+        ``claim`` is called with the chosen name before anything is written (the manager locks it).
+        A failure to write is a SessionError with one clear line; the previous file stays intact.
         """
-        with self.locked():
-            name = session.name if take_over else self.free_name(session.name, session.id)
-            session.name = name
-            now = _now()
-            session.created_at = session.created_at or now
-            session.updated_at = now
-            old = self.find(name)
-            if old is not None and old != name:  # only the case differs: rename the file itself
-                os.replace(self.path(old), self.path(name))
-            write_atomic(self.path(name), _dump(session))
-            if replace and replace != name and self.find(replace) == replace and self.owner_of(replace) == session.id:
-                with contextlib.suppress(FileNotFoundError):
-                    self.path(replace).unlink()
+        try:
+            with self.locked():
+                name = session.name if take_over else self.free_name(session.name, session.id)
+                if claim is not None:
+                    claim(name)
+                session.name = name
+                now = _now()
+                session.created_at = session.created_at or now
+                session.updated_at = now
+                old = self.find(name)
+                if old is not None and old != name:  # only the case differs: rename the file itself
+                    os.replace(self.path(old), self.path(name))
+                write_atomic(self.path(name), dump_session(session), mode=PRIVATE)
+                if (
+                    replace
+                    and replace != name
+                    and self.find(replace) == replace
+                    and self.owner_of(replace) == session.id
+                ):
+                    with contextlib.suppress(FileNotFoundError):
+                        self.path(replace).unlink()
+        except OSError as error:
+            raise SessionError(
+                _("The session {name} could not be saved in {folder}: {error}").format(
+                    name=session.name, folder=self.folder, error=error.strerror or error
+                )
+            ) from None
+        except TimeoutError:
+            raise SessionError(
+                _("The session {name} could not be saved: {folder} stayed locked by another MAIA.").format(
+                    name=session.name, folder=self.folder
+                )
+            ) from None
         return name
 
     def rename(self, old: str, new: str) -> str:
@@ -391,7 +403,7 @@ class SessionStore:
         with self.locked():
             if existing is not None:  # the same file, only the case changes
                 os.replace(self.path(previous), self.path(new))
-            write_atomic(self.path(new), _dump(session))
+            write_atomic(self.path(new), dump_session(session), mode=PRIVATE)
             if previous != new and self.path(previous).exists() and existing is None:
                 self.path(previous).unlink()
         return new
@@ -412,38 +424,56 @@ class SessionStore:
         return results
 
 
-def ensure_project_folders(launch: Path) -> str | None:
-    """Create ``./.maia/.sessions`` and list ``.maia/`` in the repository's ``.gitignore``.
+MAIA_GITIGNORE = """# Written by MAIA: what stays on this machine (sessions, personal settings), this file included,
+# so that a MAIA run leaves `git status` clean. Commit .maia/settings.json, tools/, skills/, agents/.
+.sessions/
+settings.local.json
+.gitignore
+"""
 
-    Returns a warning when the folders cannot be created (sessions are then off).
+
+def ensure_project_folders(launch: Path) -> str | None:
+    """Create ``./.maia/.sessions`` and ``./.maia/.gitignore`` (sessions and local settings ignored).
+
+    The user's own ``.gitignore`` is never touched. Returns a warning when the folders cannot be
+    created (sessions are then off).
     """
+    folder = launch / ".maia"
     try:
-        (launch / ".maia" / ".sessions").mkdir(parents=True, exist_ok=True)
+        (folder / ".sessions").mkdir(parents=True, exist_ok=True)
     except OSError as error:
         return _("Cannot create {path} ({error}): sessions will not be saved.").format(
-            path=launch / ".maia" / ".sessions", error=error.strerror
+            path=folder / ".sessions", error=error.strerror
         )
-    gitignore = launch / ".gitignore"
-    if gitignore.exists() or (launch / ".git").exists():
-        try:
-            text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
-            lines = {line.strip() for line in text.splitlines()}
-            if not lines & {".maia", ".maia/", "/.maia", "/.maia/"}:
-                sep = "" if not text or text.endswith("\n") else "\n"
-                write_atomic(gitignore, f"{text}{sep}.maia/\n")
-        except (OSError, UnicodeDecodeError):
-            pass  # a .gitignore MAIA cannot edit is left alone
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):  # a read-only folder: sessions still work, git may list them
+            write_atomic(ignore, MAIA_GITIGNORE)
     return None
 
 
 class SessionManager:
-    """The current session of a conversation: its name, its file, what was last saved (§12.3)."""
+    """The current session of a conversation: its name, its file, what was last saved (§12.3).
 
-    def __init__(self, store: SessionStore | None, name: str | None = None) -> None:
+    Once the session has a file (loaded, or saved once), this process holds its lock until it moves
+    to another session or closes: a second MAIA cannot write the same file and lose a turn.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore | None,
+        name: str | None = None,
+        *,
+        origin: Origin = "chat",
+        lock_wait: float = 0.0,
+    ) -> None:
         self.store = store
-        self.session = SavedSession(name=name or default_name())
+        self.origin: Origin = origin
+        self.lock_wait = lock_wait
+        self.session = SavedSession(name=name or default_name(), origin=origin)
         self.current_file: str | None = None
         self._saved_digest: str | None = None
+        self._lock: SessionLock | None = None
 
     @property
     def name(self) -> str:
@@ -451,9 +481,18 @@ class SessionManager:
         return self.session.name
 
     def rename(self, new: str) -> str:
-        """Set a new name (validated); the file is renamed at the next save."""
-        self.session.name = validate_name(new)
-        return self.session.name
+        """Set a new name (validated, not another session's); the file is renamed at the next save."""
+        name = validate_name(new)
+        if self.store is not None:
+            existing = self.store.find(name)
+            if (
+                existing is not None
+                and existing.lower() != (self.current_file or "").lower()
+                and self.store.owner_of(existing) != self.session.id
+            ):
+                raise UsageError(_("A session named {name!r} already exists.").format(name=existing))
+        self.session.name = name
+        return name
 
     def update(
         self, *, messages: list[Message], pending: list[str], start_context: str | None, model: str, cwd: Path
@@ -465,6 +504,21 @@ class SessionManager:
         self.session.model = model
         self.session.cwd = str(cwd)
 
+    def _claim(self, name: str) -> None:
+        """Hold the lock of the file about to be written (called under the folder lock)."""
+        assert self.store is not None
+        if self._lock is not None and self._lock.name.lower() == name.lower():
+            return
+        lock = SessionLock(self.store.folder, name, self.origin)
+        lock.acquire(0.0)
+        self._release()
+        self._lock = lock
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
     def save(self, *, take_over: bool = False) -> str | None:
         """Write the session if it is not empty and changed since the last save; the name used, or None."""
         if self.store is None or self.session.empty:
@@ -472,19 +526,32 @@ class SessionManager:
         digest = self.session.digest()
         if digest == self._saved_digest and self.current_file == self.session.name:
             return None
-        name = self.store.write(self.session, replace=self.current_file, take_over=take_over)
+        name = self.store.write(self.session, replace=self.current_file, take_over=take_over, claim=self._claim)
         self.current_file = name
         self._saved_digest = self.session.digest()
         return name
 
     def adopt(self, saved: SavedSession) -> None:
-        """Continue a loaded session (its file becomes the current one)."""
+        """Continue a loaded session (its file becomes the current one, locked for this process).
+
+        SessionBusy when another process has it open (after waiting ``lock_wait`` seconds).
+        """
+        if self.store is not None:
+            lock = SessionLock(self.store.folder, saved.name, self.origin)
+            lock.acquire(self.lock_wait)
+            self._release()
+            self._lock = lock
         self.session = saved
         self.current_file = saved.name
         self._saved_digest = saved.digest()
 
     def start_new(self, name: str | None = None, *, start_context: str | None = None) -> None:
-        """A fresh session (new id, new default name unless given)."""
-        self.session = SavedSession(name=name or default_name(), start_context=start_context)
+        """A fresh session (new id, new default name unless given); the previous one's lock is released."""
+        self._release()
+        self.session = SavedSession(name=name or default_name(), start_context=start_context, origin=self.origin)
         self.current_file = None
         self._saved_digest = None
+
+    def close(self) -> None:
+        """The conversation ends: release the session's lock."""
+        self._release()

@@ -109,6 +109,25 @@ class _HeadTail:
         return bytes(self.head).decode("utf-8", "replace") + marker + bytes(self.tail).decode("utf-8", "replace")
 
 
+# Secrets the commands MAIA runs for the model or the user never see in their environment.
+SECRET_VARIABLES = frozenset({"LITELLM_API_KEY"})
+_secret_values: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """A secret (the proxy key from settings.json): any variable holding it is kept from commands."""
+    if value:
+        _secret_values.add(value)
+
+
+def tool_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of the commands MAIA runs: its own, plus ``extra``, minus every secret."""
+    merged = {**os.environ, **(extra or {})}
+    return {
+        name: value for name, value in merged.items() if name not in SECRET_VARIABLES and value not in _secret_values
+    }
+
+
 def shell_executable() -> str | None:
     """The system shell commands run in: bash when present (the dialect permissions analyse), else sh."""
     if sys.platform == "win32":
@@ -148,7 +167,7 @@ async def run_shell(
 
     stdout and stderr are merged in arrival order, unless ``separate_stderr`` keeps stderr apart.
     """
-    full_env = {**os.environ, **(env or {})}
+    full_env = tool_environment(env)
     spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
     try:
         # shielded: a cancellation while the process starts must still kill its whole group

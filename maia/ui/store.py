@@ -126,7 +126,7 @@ class History:
             from maia.storage import write_atomic
 
             with contextlib.suppress(OSError):  # a history that cannot be saved is not worth an error
-                write_atomic(self.path, json.dumps(self.entries, ensure_ascii=False))
+                write_atomic(self.path, json.dumps(self.entries, ensure_ascii=False), mode=0o600)
 
     def previous(self, current: str) -> str | None:
         """↑: the previous entry."""

@@ -185,7 +185,7 @@ def test_no_wait_fails_at_once(server: HTTPServer) -> None:
 
 def test_exit_codes(server: HTTPServer) -> None:
     chat(server, b'{"error": {"message": "upstream exploded"}}', status=500)
-    error = run("-m", "m", "--no-save", "hi")
+    error = run("-m", "m", "--no-save", "--no-wait", "hi")
     assert error.exit_code == 1 and "Error: LiteLLM answered HTTP 500: upstream exploded" in error.stderr
     usage = run("-m", "m", "--resume", "a", "--continue", "x")
     assert usage.exit_code == 2 and "not both" in usage.stderr

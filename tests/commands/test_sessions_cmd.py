@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from maia.codec import SavedSession
 from maia.commands import cli
 from maia.commands.sessions import complete_names
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.sessions import SavedSession, SessionStore
+from maia.sessions import SessionStore
 
 
 @pytest.fixture

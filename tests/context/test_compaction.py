@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from maia.app.loadout import assemble
+from maia.codec import SavedSession
 from maia.config import load_settings
 from maia.context.compaction import NO_TOOLS, SUMMARY_PROMPT, shrink_tool_results
 from maia.context.tokens import TokenCounter
@@ -18,7 +20,8 @@ from maia.conversation import Conversation
 from maia.errors import ContextTooLong, ProviderError
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
 from maia.provider.litellm import LiteLLMProvider
-from maia.sessions import SavedSession, SessionManager, SessionStore
+from maia.sessions import SessionManager, SessionStore
+from maia.tools import builtin_tools
 from tests.agent.helpers import RecordingUI
 from tests.conftest import fixture_bytes
 
@@ -40,7 +43,7 @@ def make(
     (project / "MAIA.md").write_text("Project rule: use tabs.")
     return Conversation(
         launch=project,
-        home=home,
+        loadout=assemble(project, home, builtin_tools(), {}),
         provider=provider,
         ui=ui or RecordingUI(),  # type: ignore[arg-type]
         sessions=SessionManager(SessionStore.for_launch(project), name),

@@ -38,6 +38,7 @@ from maia.errors import (
     ProviderUnreachable,
     RateLimited,
     StreamError,
+    UnknownModel,
 )
 from maia.provider.litellm import LiteLLMProvider, build_chat_body
 from tests.conftest import FIXTURES, fixture_bytes, fixture_meta
@@ -218,14 +219,28 @@ async def test_unreachable_server_names_the_url(write_settings: Callable[..., Pa
 
 
 @pytest.mark.parametrize(
-    ("stem", "status", "detail"),
+    ("stem", "status", "detail", "kind", "exit_status"),
     [
-        ("proxy-auth-wrong", 400, "No connected db."),
-        ("proxy-unknown-model", 400, "/chat/completions: Invalid model name passed in model=no-such-model."),
+        # a proxy without a database answers a wrong key with 400 "No connected db."
+        ("proxy-auth-wrong", 400, "No connected db.", AuthFailed, 1),
+        (
+            "proxy-unknown-model",
+            400,
+            "/chat/completions: Invalid model name passed in model=no-such-model.",
+            UnknownModel,
+            2,
+        ),
     ],
 )
 async def test_proxy_errors_carry_status_and_server_message(
-    stem: str, status: int, detail: str, httpserver: HTTPServer, write_settings: Callable[..., Path], home: Path
+    stem: str,
+    status: int,
+    detail: str,
+    kind: type[HttpStatusError],
+    exit_status: int,
+    httpserver: HTTPServer,
+    write_settings: Callable[..., Path],
+    home: Path,
 ) -> None:
     httpserver.expect_request(CHAT).respond_with_data(
         fixture_bytes(stem + ".json"), status=status, content_type="application/json"
@@ -234,7 +249,11 @@ async def test_proxy_errors_carry_status_and_server_message(
         await _collect(LiteLLMProvider(_settings(httpserver.url_for(""), write_settings, home), "m"))
     assert info.value.status == status
     assert info.value.detail.startswith(detail)
-    assert not isinstance(info.value, AuthFailed)
+    assert type(info.value) is kind
+    assert int(info.value.exit_status) == exit_status
+    if kind is AuthFailed:  # the hint names the settings file actually in use (MAIA_HOME here)
+        assert info.value.hint is not None and str(home / "settings.json") in info.value.hint
+        assert "LiteLLM_API_Key" in info.value.hint
 
 
 async def test_missing_key_is_auth_failed_with_a_hint(

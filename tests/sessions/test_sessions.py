@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from maia.codec import SavedSession
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.errors import NotFoundError, UsageError
 from maia.sessions import (
-    SavedSession,
     SessionError,
     SessionManager,
     SessionStore,
@@ -219,17 +222,44 @@ def test_listing_marks_traces_and_compactions(store: SessionStore) -> None:
     assert infos["work"].messages == 4 and infos["work"].model == "m" and infos["work"].size > 0
 
 
-def test_project_folders_and_gitignore(tmp_path: Path) -> None:
+def test_project_folders_never_touch_the_users_gitignore(tmp_path: Path) -> None:
     assert ensure_project_folders(tmp_path) is None
     assert (tmp_path / ".maia" / ".sessions").is_dir()
-    assert not (tmp_path / ".gitignore").exists()  # not a repository: nothing to ignore in
-    (tmp_path / ".git").mkdir()
-    ensure_project_folders(tmp_path)
-    assert (tmp_path / ".gitignore").read_text() == ".maia/\n"
+    assert not (tmp_path / ".gitignore").exists()
+    assert ".sessions/" in (tmp_path / ".maia" / ".gitignore").read_text()
     (tmp_path / ".gitignore").write_text("node_modules")
+    (tmp_path / ".maia" / ".gitignore").write_text("# mine\n")
     ensure_project_folders(tmp_path)
-    ensure_project_folders(tmp_path)
-    assert (tmp_path / ".gitignore").read_text() == "node_modules\n.maia/\n"
+    assert (tmp_path / ".gitignore").read_text() == "node_modules"
+    assert (tmp_path / ".maia" / ".gitignore").read_text() == "# mine\n"  # an existing one is the user's
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_saved_session_leaves_git_status_clean(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@e",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@e",
+        }
+        done = subprocess.run(
+            ["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True, env={**os.environ, **env}
+        )
+        return done.stdout
+
+    git("init", "-q")
+    (tmp_path / ".gitignore").write_text("node_modules/\n")
+    (tmp_path / "a.py").write_text("print(1)\n")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    assert ensure_project_folders(tmp_path) is None
+    manager = SessionManager(SessionStore.for_launch(tmp_path), "work")
+    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=tmp_path)
+    assert manager.save() == "work"
+    manager.close()
+    assert git("status", "--porcelain") == ""
+    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n"
 
 
 def test_project_folders_failure_is_a_warning(tmp_path: Path) -> None:

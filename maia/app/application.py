@@ -1,0 +1,384 @@
+"""The application layer: one conversation and everything it stands on, for every front end.
+
+The chat, ``maia ask``, the sub-agent child and the workflow worker each open an :class:`Application`
+with their options and their :class:`~maia.contracts.AgentUI`, then only talk to it: prepare an
+input, send it (with the one retry policy), switch sessions or models, save, close. Nothing here
+prints or prompts; nothing here knows which front end it serves beyond ``origin``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from maia.agent import AgentSession, LimitCallback, TurnResult
+from maia.app.catalog import ModelCatalog, ModelMatch
+from maia.app.loadout import Loadout, assemble
+from maia.app.pick import Picked, pick_session
+from maia.app.prepare import Allowed, PreparedRequest, prepare_request
+from maia.app.retry import OnWait, RetryPolicy, send_with_retries
+from maia.app.sources import BuiltinSource, CustomToolSource, SkillSource
+from maia.codec import Origin, SavedSession
+from maia.config import Settings
+from maia.context.tokens import TokenCounter
+from maia.context.window import ContextSize, resolve_context_size
+from maia.contracts import AgentUI, LLMProvider, PermissionCheck, SourceReport, Tool, ToolContext, ToolSource
+from maia.conversation import Conversation
+from maia.errors import NotFoundError
+from maia.i18n import _
+from maia.provider.models import ModelInfo
+from maia.sessions import SessionManager, SessionStore, ensure_project_folders
+from maia.shell import ShellResult, register_secret
+from maia.skills import Skill
+
+if TYPE_CHECKING:
+    from maia.permissions.rules import RuleSet
+
+SOURCE_CLOSE_TIMEOUT = 3.0
+
+
+def get_provider(settings: Settings, model: str) -> LLMProvider:
+    """The provider for a model name (``litellm:NAME`` already resolved to ``NAME``)."""
+    from maia.provider.litellm import LiteLLMProvider
+
+    return LiteLLMProvider(settings, model)
+
+
+@dataclass(slots=True)
+class AppOptions:
+    """What a front end asks for: where, which model, whose sessions, and how the agent is equipped."""
+
+    launch: Path
+    home: Path
+    settings: Settings
+    model: str
+    origin: Origin = "chat"
+    save: bool = True  # sessions on disk (``maia ask --no-save``: none)
+    allow: tuple[str, ...] = ()  # extra allow rules for this run (``--allow``)
+    max_iterations: int | None = None
+    wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None
+    lock_wait: float = 0.0  # how long to wait for a session another process has open
+    depth: int = 0  # 1 inside a sub-agent
+    # narrowing for sub-agents and workflows
+    tool_filter: Callable[[Tool], bool] | None = None
+    skill_filter: Callable[[Skill], bool] | None = None
+    extra_rules: RuleSet | None = None
+    omit_context: bool = False
+    prompt_sections: tuple[str, ...] = ()
+    system_prompt: Callable[[Loadout, str | None], str] | None = None
+    extra_sources: tuple[ToolSource, ...] = ()
+
+
+@dataclass(slots=True)
+class StartReport:
+    """What the front end tells the user once the application has started."""
+
+    infos: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # chat only: not worth a script's stderr
+
+
+class Application:
+    """One front end's conversation, its tool sources, provider, model list and session files."""
+
+    def __init__(
+        self,
+        options: AppOptions,
+        ui: AgentUI,
+        *,
+        provider: LLMProvider | None = None,
+        sources: Sequence[ToolSource] | None = None,
+        catalog: ModelCatalog | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.options = options
+        self.ui = ui
+        self.settings = options.settings
+        self.catalog = catalog or ModelCatalog(options.settings)
+        self.provider = provider or get_provider(options.settings, options.model)
+        self.skill_source = SkillSource(options.launch, options.home)
+        if sources is None:
+            sources = [
+                BuiltinSource(self.list_models),
+                CustomToolSource(options.launch, options.home),
+                self.skill_source,
+                *options.extra_sources,
+            ]
+        self.sources: list[ToolSource] = list(sources)
+        self.counter = counter or TokenCounter()
+        self.store: SessionStore | None = None
+        self.sessions = SessionManager(None, origin=options.origin, lock_wait=options.lock_wait)
+        self.report = StartReport()
+        self._conversation: Conversation | None = None
+        self._started: list[ToolSource] = []
+        register_secret(options.settings.api_key)
+
+    # --- life cycle -----------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, options: AppOptions, ui: AgentUI, **kwargs: object) -> Application:
+        """Create and start an application (sources started, agent equipped, conversation ready)."""
+        app = cls(options, ui, **kwargs)  # type: ignore[arg-type]
+        try:
+            await app.start()
+        except BaseException:
+            await app.aclose()
+            raise
+        return app
+
+    async def __aenter__(self) -> Application:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Session folders, tool sources (in parallel), the agent's loadout, the conversation."""
+        options = self.options
+        if options.save:
+            warning = ensure_project_folders(options.launch)
+            if warning:
+                self.report.warnings.append(warning)
+            else:
+                self.store = SessionStore.for_launch(options.launch)
+        elif (options.launch / ".maia" / ".sessions").is_dir():
+            self.store = SessionStore.for_launch(options.launch)  # readable for --resume, never written
+        self.sessions.store = self.store if options.save else None
+        await self._start_sources(self.sources)
+        loadout = self._assemble()
+        self._conversation = Conversation(
+            launch=options.launch,
+            loadout=loadout,
+            provider=self.provider,
+            ui=self.ui,
+            sessions=self.sessions,
+            counter=self.counter,
+            max_iterations=options.max_iterations or self.settings.max_iterations,
+            wrap_permissions=options.wrap_permissions,
+            tool_context=self._tool_context,
+        )
+        self._apply_prompt()
+        self.report.infos.extend(loadout.infos)
+        self.report.warnings.extend(loadout.warnings)
+        self.report.notices.extend(loadout.notices)
+
+    async def _start_sources(self, sources: Sequence[ToolSource]) -> None:
+        reports = await asyncio.gather(*(self._start_one(s) for s in sources))
+        for report in reports:
+            self.report.infos.extend(report.infos)
+            self.report.warnings.extend(report.warnings)
+
+    async def _start_one(self, source: ToolSource) -> SourceReport:
+        report = await source.start()
+        self._started.append(source)
+        return report
+
+    async def aclose(self) -> None:
+        """Close the sources (at most a few seconds each), the provider, and release the session."""
+        sources, self._started = self._started, []
+        for source in sources:
+            with contextlib.suppress(Exception, asyncio.TimeoutError):
+                await asyncio.wait_for(source.aclose(), SOURCE_CLOSE_TIMEOUT)
+        with contextlib.suppress(Exception):
+            await self.provider.aclose()
+        self.sessions.close()
+
+    # --- the agent's equipment ------------------------------------------------------------------
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation (after ``start``)."""
+        if self._conversation is None:
+            raise RuntimeError("Application.start() was not called")
+        return self._conversation
+
+    @property
+    def agent(self) -> AgentSession:
+        """The agent session of the conversation."""
+        return self.conversation.agent
+
+    @property
+    def skills(self) -> dict[str, Skill]:
+        """The skills the agent may use (``§name``)."""
+        return self.conversation.loadout.skills if self._conversation else dict(self.skill_source.skills)
+
+    def _assemble(self) -> Loadout:
+        options = self.options
+        tools = [t for s in self.sources for t in s.tools()]
+        if options.tool_filter is not None:
+            tools = [t for t in tools if options.tool_filter(t)]
+        skills = self.skill_source.skills
+        if options.skill_filter is not None:
+            skills = {k: v for k, v in skills.items() if options.skill_filter(v)}
+            if not skills:
+                tools = [t for t in tools if t.spec.name != "Skill"]
+        loadout = assemble(
+            options.launch,
+            options.home,
+            tools,
+            skills,
+            extra_allow=options.allow,
+            prompt_sections=options.prompt_sections,
+            omit_context=options.omit_context,
+        )
+        if options.extra_rules is not None:
+            from maia.permissions.rules import merge
+
+            loadout.extra_rules = merge([loadout.extra_rules, options.extra_rules])
+        return loadout
+
+    def _apply_prompt(self) -> None:
+        conversation = self.conversation
+        if self.options.system_prompt is not None:
+            conversation.agent.system = self.options.system_prompt(conversation.loadout, conversation.start_context)
+
+    async def reload(self) -> StartReport:
+        """Re-read settings' rules, instructions, custom tools and skills (``/clear``); long-lived
+        sources (MCP servers) stay connected."""
+        report = StartReport()
+        reloadable = [s for s in self.sources if isinstance(s, CustomToolSource | SkillSource)]
+        for source in reloadable:
+            result = await source.start()
+            report.infos.extend(result.infos)
+            report.warnings.extend(result.warnings)
+        loadout = self._assemble()
+        self.conversation.use_loadout(loadout)
+        self._apply_prompt()
+        report.infos.extend(loadout.infos)
+        report.warnings.extend(loadout.warnings)
+        report.notices.extend(loadout.notices)
+        return report
+
+    def _tool_context(self, session: AgentSession) -> ToolContext:
+        return ToolContext(
+            cwd=self.options.launch,
+            model=session.provider.model,
+            env=session.env,
+            ui=session.ui,
+            permissions=session.permissions,
+            providers=self.provider_for,
+            depth=self.options.depth,
+            session=self.sessions.current_file or self.sessions.name,
+        )
+
+    # --- models ---------------------------------------------------------------------------------
+
+    async def list_models(self) -> list[ModelInfo]:
+        """LiteLLM's models, asked again (``/models``, the ListModels tool)."""
+        return await self.catalog.models(refresh=True)
+
+    def provider_for(self, model: str) -> LLMProvider:
+        """A provider for another model on the same proxy (sub-agents)."""
+        return self.provider.with_model(model)
+
+    @property
+    def model(self) -> str:
+        """The model the conversation talks to."""
+        return self.conversation.provider.model
+
+    async def set_model(self, name: str) -> ModelMatch:
+        """Switch model, the conversation kept; the name must be one the proxy lists (NotFoundError)."""
+        names = await self.catalog.names(refresh=True)
+        if name not in names:
+            lowered = name.lower()
+            close = [n for n in names if lowered in n.lower()]
+            hint = _("Did you mean: {names}?").format(names=", ".join(close[:5])) if close else None
+            raise NotFoundError(_("The LiteLLM server offers no model named {name!r}.").format(name=name), hint=hint)
+        self.conversation.use_provider(self.provider.with_model(name))
+        return ModelMatch(name, True)
+
+    async def context_size(self) -> ContextSize:
+        """The maximum context of the current model (§13.2), applied to automatic compaction."""
+
+        async def models() -> list[ModelInfo]:
+            return await self.catalog.models()
+
+        size = await resolve_context_size(
+            self.model,
+            list_models=models,
+            setting=self.settings.max_context_tokens,
+            provider=self.conversation.provider if self.options.origin == "chat" else None,
+        )
+        self.conversation.max_context = size.tokens
+        return size
+
+    # --- sessions -------------------------------------------------------------------------------
+
+    def pick_session(self, *, resume: str | None, continue_last: bool) -> Picked | None:
+        """The saved session ``--resume``/``--continue`` asks for (NotFoundError when there is none)."""
+        if not resume and not continue_last:
+            return None
+        store = self.store or SessionStore.for_launch(self.options.launch)
+        return pick_session(store, self.options.origin, resume=resume, continue_last=continue_last)
+
+    def load(self, saved: SavedSession) -> None:
+        """Carry on a saved session (SessionBusy when another MAIA has it open)."""
+        self.conversation.load(saved)
+        self._apply_prompt()
+
+    def clear(self) -> str | None:
+        """Start an empty conversation under a new name; the cleared one stays loadable (its name, or None
+        when it was empty) and ``--continue`` skips it."""
+        sessions = self.sessions
+        kept: str | None = None
+        if not sessions.session.empty or self.conversation.agent.messages:
+            sessions.session.cleared = True
+            kept = self.save() or sessions.current_file
+        self.conversation.clear()
+        sessions.start_new()
+        return kept
+
+    def save(self) -> str | None:
+        """Save the session if it changed; SessionError (one clear line) when it cannot be written."""
+        if self._conversation is None:
+            return None
+        return self.conversation.save()
+
+    # --- requests -------------------------------------------------------------------------------
+
+    def prepare(self, text: str, allowed: Allowed | None = None) -> PreparedRequest:
+        """What an input asks for (``!``, ``§``, ``/``, or a prompt with its ``@`` files read)."""
+        return prepare_request(text, self.options.launch, self.skills, allowed)
+
+    def attach(self, context: str) -> None:
+        """Add context to the next request (a ``!`` command's output, piped input, a sub-agent's summary)."""
+        self.agent.pending_context.append(context)
+
+    async def run_bang(self, command: str) -> ShellResult:
+        """Run a ``!`` command in the launch folder; its output joins the next request."""
+        from maia.user_shell import context_for, run_bang
+
+        result = await run_bang(command, self.options.launch)
+        self.attach(context_for(command, result))
+        return result
+
+    async def send(
+        self,
+        text: str,
+        *,
+        on_wait: OnWait,
+        on_limit: LimitCallback | None = None,
+        max_iterations: int | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> TurnResult:
+        """Send a request with the retry policy every front end shares."""
+        return await send_with_retries(
+            self.conversation,
+            text,
+            on_wait=on_wait,
+            policy=policy,
+            on_limit=on_limit,
+            max_iterations=max_iterations or self.options.max_iterations,
+        )
+
+
+async def open_conversation(options: AppOptions, ui: AgentUI, **kwargs: object) -> Application:
+    """Open an application for a front end (see :class:`Application`); close it with ``aclose``."""
+    return await Application.open(options, ui, **kwargs)

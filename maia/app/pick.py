@@ -1,0 +1,63 @@
+"""Which saved session a front end carries on: ``--resume NAME`` or ``--continue`` (the newest of its kind)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from maia.codec import Origin, SavedSession
+from maia.errors import MaiaError, NotFoundError
+from maia.i18n import _
+from maia.sessions import SessionStore
+
+_KIND = {
+    "chat": "chat",
+    "ask": "maia ask",
+    "subagent": "sub-agent",
+    "workflow": "workflow",
+}
+
+
+@dataclass(slots=True)
+class Picked:
+    """The session to load and what to tell the user about the choice."""
+
+    session: SavedSession
+    notes: list[str] = field(default_factory=list)
+
+
+def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, continue_last: bool) -> Picked | None:
+    """The session named by ``resume``, else (``continue_last``) the newest readable one of ``origin``.
+
+    An unknown name is a NotFoundError (exit 2) with suggestions; a newer session that cannot be read
+    is never skipped silently. None when nothing was asked.
+    """
+    if resume:
+        return Picked(store.load(resume))
+    if not continue_last:
+        return None
+    notes: list[str] = []
+    for info in store.listing():
+        if info.agent is not None or info.cleared or (info.origin != origin and info.error is None):
+            continue
+        if info.error is not None:
+            notes.append(
+                _("The newer session {name} cannot be read ({error}); it was skipped.").format(
+                    name=info.name, error=info.error
+                )
+            )
+            continue
+        try:
+            session = store.load(info.name)
+        except MaiaError as error:  # changed since the listing
+            notes.append(_("The session {name} was skipped: {error}").format(name=info.name, error=error.message))
+            continue
+        notes.append(
+            _("Continuing {kind} session {name} ({count} messages, last saved {when}).").format(
+                kind=_KIND[origin], name=session.name, count=len(session.messages), when=info.updated_at or "?"
+            )
+        )
+        return Picked(session, notes)
+    raise NotFoundError(
+        _("No saved {kind} session to continue in this folder.").format(kind=_KIND[origin]),
+        hint="\n".join(notes) or None,
+    )

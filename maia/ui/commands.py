@@ -1,0 +1,223 @@
+"""The chat's core slash commands (§5.6), registered in the application's slash registry.
+
+Each command is a function of the chat and its argument text; capabilities register theirs the
+same way (see :func:`core_commands`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from maia.app.slash import SlashCommand, SlashRegistry
+from maia.errors import MaiaError, ProviderError
+from maia.i18n import _
+
+if TYPE_CHECKING:
+    from maia.ui.chat import ChatApp
+
+ChatRegistry = SlashRegistry["ChatApp"]
+
+
+def _columns(rows: list[tuple[str, str]]) -> list[str]:
+    width = max((len(left) for left, _right in rows), default=0)
+    return [f"{left.ljust(width)}  {right}" for left, right in rows]
+
+
+async def cmd_help(chat: ChatApp, args: str) -> None:
+    """/help: every command, the input prefixes, the keys, the skills."""
+    rows = chat.registry.help_rows()
+    rows += [
+        ("!command", _("run a shell command; its output joins your next request")),
+        ("@path", _("attach a file or folder")),
+        ("§skill", _("run a skill")),
+    ]
+    lines = _columns(rows)
+    skills = chat.app.skills
+    if skills:
+        lines.append(_("Skills: {names}").format(names=", ".join(sorted(skills))))
+    lines.append(_("Keys: Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ history · Ctrl+C interrupt or quit"))
+    chat.ui.info("\n".join(lines))
+
+
+async def cmd_permissions(chat: ChatApp, args: str) -> None:
+    """/permissions: rules per file with ALLOW / ASK / DENY."""
+    rules = chat.app.conversation.loadout.rules
+    if rules.ruleset.empty:
+        chat.ui.info(_("No permission rules defined: every tool use asks for confirmation."))
+    for source in rules.sources:
+        if source.ruleset.empty:
+            continue
+        lines = [str(source.path)]
+        for family in ("allow", "ask", "deny"):
+            entries = source.ruleset.family(family)
+            if entries:
+                lines.append(f"{family.upper():<5}  " + "\n       ".join(r.text for r in entries))
+        chat.ui.info("\n".join(lines))
+
+
+async def cmd_models(chat: ChatApp, args: str) -> None:
+    """/models: the models LiteLLM offers (asked each time), the current one marked ●."""
+    try:
+        models = await chat.app.list_models()
+    except ProviderError as error:
+        chat.ui.fail(_("{error}\nSettings: {path}").format(error=error.message, path=chat.settings.path))
+        return
+    current = chat.app.model
+    lines = [_("Models from {url}:").format(url=chat.settings.models_url)]
+    lines += [f"{'●' if m.name == current else ' '} {m.name}" for m in models]
+    chat.ui.info("\n".join(lines))
+
+
+async def cmd_model(chat: ChatApp, args: str) -> None:
+    """/model [NAME]: another model (one the proxy lists); the conversation is kept."""
+    name = args.strip() or await chat.choose_model(current=chat.app.model)
+    if not name:
+        return
+    try:
+        await chat.app.set_model(name)
+    except MaiaError as error:
+        chat.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
+        return
+    chat.ui.info(_("Model: {model}").format(model=name))
+    await chat.announce_context_size()
+
+
+async def cmd_clear(chat: ChatApp, args: str) -> None:
+    """/clear: the cleared conversation stays loadable under its own name; rules, instructions, custom
+    tools and skills are read again."""
+    kept = chat.app.clear()
+    report = await chat.app.reload()
+    chat.ui.info(
+        _("Conversation cleared; instructions, rules, custom tools and skills read again.")
+        + ("\n" + _("The previous conversation is kept as {name} (/load).").format(name=kept) if kept else "")
+    )
+    chat.announce(report)
+
+
+async def cmd_compact(chat: ChatApp, args: str) -> None:
+    """/compact [FOCUS]: summarise the conversation (keeping FOCUS in particular) and start from the summary."""
+    chat.ui.set_busy(True, _("Compacting"))
+    try:
+        outcome = await chat.cancellable(chat.app.conversation.compact(focus=args or None))
+    except MaiaError as error:
+        chat.ui.fail(_("Compaction failed, nothing changed: {error}").format(error=error.message))
+        return
+    finally:
+        chat.ui.set_busy(False)
+    if outcome is None:
+        chat.ui.info(_("Nothing to compact."))
+
+
+async def cmd_rename(chat: ChatApp, args: str) -> None:
+    """/rename NAME."""
+    if not args.strip():
+        chat.ui.fail(_("Give the new name: /rename NAME."))
+        return
+    try:
+        chat.app.sessions.rename(args)
+        name = chat.app.save() or chat.app.sessions.name
+    except MaiaError as error:
+        chat.ui.fail(error.message)
+        return
+    chat.ui.info(_("This session is now called {name}.").format(name=name))
+
+
+async def cmd_load(chat: ChatApp, args: str) -> None:
+    """/load [NAME]: the current session is saved, the other one loaded (the model stays)."""
+    store = chat.app.store
+    if store is None:
+        chat.ui.fail(_("Sessions are off in this folder."))
+        return
+    name = args.strip()
+    current = chat.app.sessions.current_file
+    if not name:
+        infos = [i for i in store.listing() if i.name != current]
+        if not infos:
+            chat.ui.info(_("No other saved session."))
+            return
+        labels = [chat.session_label(i) for i in infos]
+        chosen = await chat.ui.select(_("Load a session"), labels)
+        if chosen.index is None:
+            return
+        name = infos[chosen.index].name
+    try:
+        saved = store.load(name)
+        previous = chat.app.save()
+        chat.app.load(saved)
+    except MaiaError as error:
+        chat.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
+        return
+    if previous:
+        chat.ui.info(_("Session {name} saved.").format(name=previous))
+    chat.ui.info(_("Session {name} loaded ({count} messages).").format(name=saved.name, count=len(saved.messages)))
+    chat.replay(saved.messages, saved.start_context)
+
+
+async def cmd_delete(chat: ChatApp, args: str) -> None:
+    """/delete: several sessions, chosen with Space, confirmed (the current one excluded)."""
+    store = chat.app.store
+    if store is None:
+        chat.ui.fail(_("Sessions are off in this folder."))
+        return
+    current = chat.app.sessions.current_file
+    infos = [i for i in store.listing() if i.name != current]
+    if not infos:
+        chat.ui.info(_("No other saved session."))
+        return
+    chosen = await chat.ui.select(
+        _("Sessions to delete (Space: check · Enter or Delete: confirm)"),
+        [chat.session_label(i) for i in infos],
+        multi=True,
+    )
+    if not chosen.indexes:
+        return
+    names = [infos[i].name for i in chosen.indexes]
+    if not await chat.ui.confirm(_("Delete {names}?").format(names=", ".join(names))):
+        return
+    for name, error in store.remove(names):
+        if error:
+            chat.ui.fail(_("Cannot delete {name}: {error}").format(name=name, error=error))
+        else:
+            chat.ui.info(_("Deleted {name}.").format(name=name))
+
+
+async def cmd_new(chat: ChatApp, args: str) -> None:
+    """/new: save, then an empty conversation under a new name (nothing is read again)."""
+    saved = chat.app.conversation.new_session()
+    if saved:
+        chat.ui.info(_("Session {name} saved.").format(name=saved))
+    chat.ui.info(_("New session: {name}").format(name=chat.app.sessions.name))
+
+
+async def cmd_exit(chat: ChatApp, args: str) -> None:
+    """/exit."""
+    chat.exiting = True
+
+
+def core_commands() -> list[SlashCommand[ChatApp]]:
+    """The commands of spec §5.6, in the order ``/help`` lists them."""
+    return [
+        SlashCommand("help", _("this help"), cmd_help),
+        SlashCommand("permissions", _("the permission rules loaded, per file"), cmd_permissions),
+        SlashCommand("model", _("choose another model (the conversation is kept)"), cmd_model, "[NAME]"),
+        SlashCommand("models", _("the models LiteLLM offers"), cmd_models),
+        SlashCommand(
+            "clear", _("empty the conversation (kept under its name); read rules, tools, skills again"), cmd_clear
+        ),
+        SlashCommand(
+            "compact", _("summarise the conversation and start again from the summary"), cmd_compact, "[FOCUS]"
+        ),
+        SlashCommand("rename", _("rename this session"), cmd_rename, "NAME"),
+        SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
+        SlashCommand("delete", _("delete saved sessions"), cmd_delete),
+        SlashCommand("new", _("save this session and start a new one"), cmd_new),
+        SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
+    ]
+
+
+def default_registry() -> ChatRegistry:
+    """The registry the chat starts with: the core commands, then each capability's."""
+    registry: ChatRegistry = SlashRegistry()
+    for command in core_commands():
+        registry.add(command)
+    return registry
