@@ -64,6 +64,10 @@ class AgentSession:
     tool_context: Callable[[AgentSession], ToolContext] | None = None
     # told of every message the loop adds (a front end's record of the run survives compaction)
     on_message: Callable[[Message], None] | None = None
+    # what the last interruption did: "kept" (progress kept, the model told) or "rolled_back"
+    interrupted: Literal["kept", "rolled_back"] | None = None
+    _streaming: list[str] | None = None  # the text of the answer being streamed
+    _runner: ToolRunner | None = None  # the tool calls being run
 
     @property
     def can_resume(self) -> bool:
@@ -137,6 +141,7 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
     request = ChatRequest(session.system, list(session.messages), [t.spec for t in session.tools.values()])
     text: list[str] = []
     calls: list[ToolUseBlock] = []
+    session._streaming = text
     session.ui.on_thinking(True)
     try:
         # aclosing: the provider's stream (and its HTTP response) is closed as soon as we stop reading
@@ -159,6 +164,7 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
                     break
     finally:
         session.ui.on_thinking(False)
+    session._streaming = None
     if text:
         session.ui.on_text_end()
     return "".join(text), calls
@@ -184,7 +190,9 @@ async def _run_calls(session: AgentSession, calls: list[ToolUseBlock]) -> RunOut
         session.ui.on_tool_call(call.name, _("(arguments cut off)"))
         session.ui.on_tool_result(call.name, cut_arguments_result(call), True)
     runner = ToolRunner(session.tools, session.ui, _context_for(session), session.permissions)
+    session._runner = runner
     outcome = await runner.run(runnable) if runnable else RunOutcome([])
+    session._runner = None
     by_id = {r.tool_use_id: r for r in outcome.results}
     results = [ToolResultBlock(c.id, cut_arguments_result(c), True) if c.id in cut else by_id[c.id] for c in calls]
     return RunOutcome(results, outcome.stopped)
@@ -223,7 +231,7 @@ async def run_turn(
     saved = checkpoint(session)
     add_request(session, user_text)
     _report_context(session)
-    return await _guarded(session, saved, on_limit, max_iterations)
+    return await _guarded(session, saved, on_limit, max_iterations, len(session.messages))
 
 
 async def resume_turn(
@@ -232,18 +240,56 @@ async def resume_turn(
     """Carry on after an error that left unanswered tool results (``can_resume``)."""
     if not session.can_resume:
         raise ValueError("resume_turn needs a conversation ending with unanswered tool results")
-    return await _guarded(session, checkpoint(session), on_limit, max_iterations)
+    return await _guarded(session, checkpoint(session), on_limit, max_iterations, len(session.messages))
+
+
+INTERRUPTED_CALL = (
+    "Interrupted by the user before this call finished: it may have partly run. Check the state before relying on it."
+)
+INTERRUPTED_MARK = "[The user interrupted this turn here.]"
+INTERRUPTED_ANSWER = "[The user interrupted your previous answer before it was complete.]"
+
+
+def _on_interrupt(session: AgentSession, saved: Checkpoint, base: int) -> None:
+    """Ctrl+C: keep what the model already said and did (it must not be blind to files a tool changed),
+    with a mark saying where the user stopped it; roll back only when nothing happened yet."""
+    partial = "".join(session._streaming or [])
+    runner, session._runner, session._streaming = session._runner, None, None
+    if len(session.messages) <= base and not partial:
+        restore(session, saved)
+        session.interrupted = "rolled_back"
+        return
+    last = session.messages[-1]
+    if last.role == "assistant" and last.tool_uses:
+        done = runner.completed if runner is not None else {}
+        results: list[ContentBlock] = [
+            done.get(c.id) or ToolResultBlock(c.id, INTERRUPTED_CALL, True) for c in last.tool_uses
+        ]
+        _append(session, Message("user", [*results, TextBlock(INTERRUPTED_MARK)]))
+        session.merge_next = True
+    else:
+        if partial:
+            _append(session, Message("assistant", [TextBlock(partial)]))
+            session.merge_next = False
+        session.pending_context.append(INTERRUPTED_ANSWER)
+    session.interrupted = "kept"
 
 
 async def _guarded(
-    session: AgentSession, saved: Checkpoint, on_limit: LimitCallback | None, max_iterations: int | None
+    session: AgentSession,
+    saved: Checkpoint,
+    on_limit: LimitCallback | None,
+    max_iterations: int | None,
+    base: int,
 ) -> TurnResult:
+    session.interrupted = None
     try:
         return await _loop(session, on_limit, max_iterations)
     except asyncio.CancelledError:
-        restore(session, saved)
+        _on_interrupt(session, saved, base)
         raise
     except BaseException:
+        session._streaming = session._runner = None
         if not session.can_resume:
             restore(session, saved)
         raise

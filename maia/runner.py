@@ -99,6 +99,7 @@ class ToolRunner:
         self.permissions = permissions
         self.limiter = asyncio.Semaphore(max_parallel)
         self.key_locks: dict[str, asyncio.Lock] = {}
+        self.completed: dict[str, ToolResultBlock] = {}  # results so far (an interruption keeps them)
 
     def _summary(self, tool: Tool | None, call: ToolUseBlock) -> str:
         if tool is None:
@@ -109,7 +110,13 @@ class ToolRunner:
             return ""
 
     async def _authorise(self, call: ToolUseBlock) -> tuple[_Prepared, bool]:
-        """Decide one call: (prepared call, stop answered)."""
+        """Decide one call: (prepared call, stop answered); a result decided without running is kept."""
+        prepared, stopped = await self._decide(call)
+        if prepared.result is not None:
+            self.completed[call.id] = prepared.result
+        return prepared, stopped
+
+    async def _decide(self, call: ToolUseBlock) -> tuple[_Prepared, bool]:
         tool = self.tools.get(call.name)
         prepared = _Prepared(call, tool, self._summary(tool, call))
         if tool is None:
@@ -152,6 +159,11 @@ class ToolRunner:
         return self.key_locks.setdefault(key, asyncio.Lock())
 
     async def _execute(self, prepared: _Prepared, lock: asyncio.Lock | None) -> ToolResultBlock:
+        result = await self._execute_one(prepared, lock)
+        self.completed[result.tool_use_id] = result
+        return result
+
+    async def _execute_one(self, prepared: _Prepared, lock: asyncio.Lock | None) -> ToolResultBlock:
         assert prepared.tool is not None
         call = prepared.call
         if lock is not None:

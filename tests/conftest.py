@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,17 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "litellm"
+
+
+@pytest.fixture(scope="session")
+def make_httpserver() -> Iterator[HTTPServer]:
+    """pytest-httpserver's server, threaded: a slow handler left over by one test never delays the next."""
+    server = HTTPServer(host=HTTPServer.DEFAULT_LISTEN_HOST, port=HTTPServer.DEFAULT_LISTEN_PORT, threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    if server.is_running():
+        server.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -295,8 +295,14 @@ class ChatApp:
                 )
                 return
             if result is None:
-                self.ui.store.live_text = ""
-                self.ui.warn(_("Interrupted: the conversation is back as it was before this request."))
+                if self.ui.store.live_text:
+                    self.ui.on_text_end()  # what the user saw stays on screen
+                if self.app.agent.interrupted == "kept":
+                    self.ui.warn(
+                        _("Interrupted: what the model said and the tool calls it finished are kept; it is told.")
+                    )
+                else:
+                    self.ui.warn(_("Interrupted: the conversation is back as it was before this request."))
             elif result == "stopped":
                 self.ui.info(_("Iteration stopped."))
             elif result == "max_iterations":

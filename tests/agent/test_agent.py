@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from maia.agent import AgentSession, resume_turn, run_turn
+from maia.agent import INTERRUPTED_ANSWER, INTERRUPTED_CALL, INTERRUPTED_MARK, AgentSession, resume_turn, run_turn
 from maia.contracts import (
     Done,
     Message,
@@ -187,7 +187,7 @@ async def test_error_after_tool_results_keeps_them_and_resumes(tmp_path: Path) -
     assert session.messages[-1] == Message("assistant", [TextBlock("resumed")])
 
 
-async def test_cancellation_kills_the_child_process_and_restores_everything(tmp_path: Path) -> None:
+async def test_cancellation_kills_the_child_process_and_keeps_the_interrupted_call(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     started = asyncio.Event()
 
@@ -217,8 +217,15 @@ async def test_cancellation_kills_the_child_process_and_restores_everything(tmp_
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
-    assert session.messages == before
-    assert session.pending_context == ["pending"]
+    # the model is not left blind: the call it made stays, answered as interrupted, with the user's mark
+    assert session.interrupted == "kept"
+    assert session.messages == [
+        *before,
+        Message("user", [TextBlock("pending\n\nsleep please")]),
+        Message("assistant", [ToolUseBlock("call_0", "Sleep", {})]),
+        Message("user", [ToolResultBlock("call_0", INTERRUPTED_CALL, True), TextBlock(INTERRUPTED_MARK)]),
+    ]
+    assert session.pending_context == [] and session.can_resume
     for _ in range(100):
         if not process_alive(grandchild):
             break
@@ -227,7 +234,7 @@ async def test_cancellation_kills_the_child_process_and_restores_everything(tmp_
         pytest.fail("the grandchild process survived the cancellation")
 
 
-async def test_cancel_during_streaming_restores_merge_state(tmp_path: Path) -> None:
+async def test_cancel_during_streaming_keeps_the_partial_answer(tmp_path: Path) -> None:
     hold = asyncio.Event()
     streaming = asyncio.Event()
 
@@ -245,7 +252,31 @@ async def test_cancel_during_streaming_restores_merge_state(tmp_path: Path) -> N
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert session.messages == saved and session.can_resume
+    merged = Message("user", [*saved[-1].content, TextBlock("b")])
+    assert session.messages == [*saved[:-1], merged, Message("assistant", [TextBlock("x")])]
+    assert session.pending_context == [INTERRUPTED_ANSWER] and not session.can_resume
+    assert session.interrupted == "kept"
+
+
+async def test_cancel_before_any_answer_rolls_back_exactly(tmp_path: Path) -> None:
+    waiting = asyncio.Event()
+
+    async def block() -> None:
+        waiting.set()
+        await asyncio.Event().wait()
+
+    session = _session([tool_turn(("Echo", {})), ScriptedTurn([block])], tmp_path, max_iterations=1)
+    await run_turn(session, "a")
+    session.pending_context.append("@file data")
+    saved, merge = list(session.messages), session.merge_next
+    task = asyncio.create_task(run_turn(session, "b"))
+    await asyncio.wait_for(waiting.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert session.interrupted == "rolled_back"
+    assert session.messages == saved and session.merge_next == merge and session.can_resume
+    assert session.pending_context == ["@file data"]
 
 
 async def test_tool_uses_without_text_and_unknown_tool_result(tmp_path: Path) -> None:

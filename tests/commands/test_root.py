@@ -20,10 +20,12 @@ def test_bare_maia_starts_the_chat_which_needs_a_terminal() -> None:
     assert "maia chat needs a terminal (TTY). For scripts and pipes use `maia ask`." in result.output
 
 
-def test_help_lists_every_subcommand() -> None:
+def test_help_lists_every_subcommand_with_its_summary() -> None:
     result = CliRunner().invoke(cli, ["--help"])
-    for name in SUBCOMMANDS:
-        assert name in result.output
+    rows = [line.split(None, 1) for line in result.output.splitlines() if line.startswith("  ") and line.strip()]
+    listed = {row[0]: " ".join(row[1].split()) for row in rows if len(row) == 2}
+    for name, (_target, summary) in SUBCOMMANDS.items():
+        assert listed.get(name, "").startswith(" ".join(summary.split())[:40]), (name, result.output)
 
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])

@@ -12,6 +12,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from maia.agent import INTERRUPTED_ANSWER
 from tests.conftest import fixture_bytes
 from tests.e2e.terminal import Terminal, chat_env
 from tests.streams import text_stream, tool_stream
@@ -84,7 +85,7 @@ def _slow(_request: Request) -> Response:
     return Response(body(), content_type="text/event-stream")
 
 
-def test_ctrl_c_mid_stream_restores_the_conversation(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+def test_ctrl_c_mid_stream_keeps_the_partial_answer(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     server.expect_oneshot_request(CHAT).respond_with_handler(_slow)
     server.expect_oneshot_request(CHAT).respond_with_data(
         text_stream("Second answer."), content_type="text/event-stream"
@@ -94,11 +95,16 @@ def test_ctrl_c_mid_stream_restores_the_conversation(server: HTTPServer, start: 
     term.send("first request\r")
     term.wait_for("partial answer")
     term.send("\x03")
-    term.wait_for("Interrupted: the conversation is back as it was before this request.")
+    term.wait_for("Interrupted: what the model said")
+    assert "partial answer" in term.everything()  # what the user saw is not erased
     term.send("second request\r")
     term.wait_for("Second answer.")
     second = chat_bodies(server)[1]["messages"]
-    assert [m["content"] for m in second if m["role"] == "user"] == ["second request"]
+    assert [m["content"] for m in second if m["role"] in ("user", "assistant")] == [
+        "first request",
+        "partial answer",
+        f"{INTERRUPTED_ANSWER}\n\nsecond request",
+    ]
 
 
 def test_the_context_bar_grows(server: HTTPServer, start: Callable[..., Terminal]) -> None:
