@@ -81,7 +81,8 @@ EXIT_NOT_FOUND = 127
 EXIT_USAGE = 2
 
 # Test hook: makes one step's real syscall fail (called with invalid flags), to prove that a
-# failure runs nothing. It can only make the launcher refuse, never loosen the sandbox.
+# failure runs nothing. Steps: probe, create, add_rule, restrict. Read by the launcher only, so it
+# can only make the launcher refuse, never loosen the sandbox.
 FAULT_VARIABLE = "MAIA_SANDBOX_FAULT"
 
 USAGE = (
@@ -153,7 +154,7 @@ def _errno_name(number: int) -> str:
     return errno.errorcode.get(number, str(number))
 
 
-def probe() -> tuple[int, str]:
+def probe(extra_flags: int = 0) -> tuple[int, str]:
     """The kernel's Landlock ABI (0 when unavailable) and, when 0, why."""
     if not sys.platform.startswith("linux"):
         return 0, "Landlock exists only on Linux"
@@ -161,7 +162,7 @@ def probe() -> tuple[int, str]:
         kernel = _Kernel()
     except (OSError, AttributeError, ImportError) as error:
         return 0, f"cannot reach the C library: {error}"
-    abi, err = kernel.syscall(SYS_LANDLOCK_CREATE_RULESET, 0, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    abi, err = kernel.syscall(SYS_LANDLOCK_CREATE_RULESET, 0, 0, LANDLOCK_CREATE_RULESET_VERSION | extra_flags)
     if abi >= 1:
         return abi, ""
     if err == 38:  # ENOSYS
@@ -178,13 +179,11 @@ def _fault(step: str) -> int:
 
 def restrict(roots: list[str], *, read_only: bool, network: bool) -> int:
     """Confine this thread: reads everywhere, writes under ``roots`` and the devices; returns the ABI."""
-    abi, reason = probe()
+    abi, reason = probe(_fault("probe"))  # the fault only ever here, never in MAIA's own probe
     if abi < 1:
         raise SandboxError(reason)
     if not network and abi < 4:
-        raise SandboxError(
-            f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}"
-        )
+        raise SandboxError(f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}")
     kernel = _Kernel()
     handled_fs = fs_rights(abi)
     handled_net = 0 if network else net_rights(abi)
@@ -195,9 +194,7 @@ def restrict(roots: list[str], *, read_only: bool, network: bool) -> int:
 
     attr = struct.pack("=QQQ", handled_fs, handled_net, scoped)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
-    ruleset, err = kernel.syscall(
-        SYS_LANDLOCK_CREATE_RULESET, kernel.buffer(attr[:size]), size, _fault("create")
-    )
+    ruleset, err = kernel.syscall(SYS_LANDLOCK_CREATE_RULESET, kernel.buffer(attr[:size]), size, _fault("create"))
     if ruleset < 0:
         raise SandboxError(f"landlock_create_ruleset failed ({_errno_name(err)})")
     try:

@@ -33,6 +33,12 @@ _DENIAL = re.compile(
     r"permission denied|operation not permitted|read-only file system|\bEACCES\b|\bEPERM\b|\bEROFS\b",
     re.IGNORECASE,
 )
+# With the network off, clients often word a refused connect their own way (curl: "Couldn't connect").
+_NET_DENIAL = re.compile(
+    r"couldn'?t connect|could not connect|failed to connect|unable to connect|connection refused|"
+    r"network is unreachable|\bECONNREFUSED\b|\bENETUNREACH\b",
+    re.IGNORECASE,
+)
 
 
 @functools.cache
@@ -108,7 +114,9 @@ class SandboxPolicy:
 
     def note_for(self, output: str) -> str | None:
         """``blocked_note`` when the output of a failed sandboxed run shows a denial, else None."""
-        return self.blocked_note() if _DENIAL.search(output) else None
+        if _DENIAL.search(output) or (not self.network and _NET_DENIAL.search(output)):
+            return self.blocked_note()
+        return None
 
 
 # --- settings → policy --------------------------------------------------------------------------
