@@ -195,6 +195,12 @@ async def run_shell(
     if sandbox is not None:
         words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         status_fd, status_write = os.pipe()
+        if status_write < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
+            import fcntl
+
+            moved = fcntl.fcntl(status_write, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(status_write)
+            status_write = moved
         spawn = asyncio.ensure_future(
             _spawn(sandbox.launcher_argv(words, status_write), cwd, full_env, separate_stderr, (status_write,))
         )

@@ -64,15 +64,18 @@ async def test_companion_without_the_sandbox_the_same_write_succeeds(areas: Area
 async def test_links_inside_pointing_outside_do_not_open_a_way_out(areas: Areas) -> None:
     (areas.launch / "to-file").symlink_to(areas.outside / "file.txt")
     (areas.launch / "to-dir").symlink_to(areas.outside)
+    (areas.outside / "existing.txt").write_text("kept")
     result = await run_shell(
-        "echo a > to-file; echo $?; touch to-dir/new; echo $?; ln -s /etc/passwd to-dir/link; echo $?",
+        "echo a > to-file; echo $?; touch to-dir/new; echo $?; ln -s /etc/passwd to-dir/link; echo $?; "
+        f"ln {areas.outside}/existing.txt hard; echo $?",
         areas.launch,
         sandbox=areas.policy(),
     )
     codes = [line for line in result.output.splitlines() if line.isdigit()]
-    assert codes == ["1", "1", "1"]
+    assert codes == ["1", "1", "1", "1"]
     assert "Permission denied" in result.output
-    assert sorted(os.listdir(areas.outside)) == []
+    assert sorted(os.listdir(areas.outside)) == ["existing.txt"]
+    assert not (areas.launch / "hard").exists()
 
 
 async def test_moving_a_file_out_fails_and_the_file_stays(areas: Areas) -> None:
@@ -134,6 +137,17 @@ async def test_devices_pipes_heredocs_and_sigpipe_behave_as_outside(areas: Areas
 async def test_the_command_inherits_no_launcher_descriptor(areas: Areas) -> None:
     result = await run_shell("ls /proc/self/fd", areas.launch, sandbox=areas.policy())
     assert set(result.output.split()) <= {"0", "1", "2", "3"}  # 3: the folder ls is reading
+
+
+async def test_modules_in_the_launch_folder_cannot_hijack_the_launcher(areas: Areas) -> None:
+    # the launcher runs with -I: neither the current folder nor PYTHONPATH is searched for modules
+    for name in ("ctypes", "struct", "errno", "stat", "os"):
+        (areas.launch / f"{name}.py").write_text(f"open({str(areas.outside / name)!r}, 'w')\n")
+    result = await run_shell(
+        "echo still-sandboxed", areas.launch, env={"PYTHONPATH": str(areas.launch)}, sandbox=areas.policy()
+    )
+    assert (result.exit_code, result.output) == (0, "still-sandboxed\n")
+    assert os.listdir(areas.outside) == []
 
 
 async def test_program_not_found_is_a_start_failure_as_without_sandbox(areas: Areas) -> None:
