@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from maia.contracts import (
     AgentUI,
@@ -34,9 +34,6 @@ from maia.contracts import (
 )
 from maia.i18n import _
 from maia.runner import PermissionCheck, ToolRunner
-
-if TYPE_CHECKING:
-    from maia.sandbox.policy import SandboxPolicy
 
 MAX_ITERATIONS = 50
 TurnResult = Literal["done", "max_iterations", "stopped"]
@@ -61,7 +58,6 @@ class AgentSession:
     merge_next: bool = False
     usage: list[Usage] = field(default_factory=list)
     truncations: list[Truncated] = field(default_factory=list)
-    sandbox: SandboxPolicy | None = None  # handed to tools (Bash, custom tools) through ToolContext
 
     @property
     def can_resume(self) -> bool:
@@ -150,7 +146,7 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
 
 async def _loop(session: AgentSession, on_limit: LimitCallback | None, max_iterations: int | None) -> TurnResult:
     limit = max_iterations or session.max_iterations
-    runner_ctx = ToolContext(cwd=session.cwd, model=session.provider.model, env=session.env, sandbox=session.sandbox)
+    runner_ctx = ToolContext(cwd=session.cwd, model=session.provider.model, env=session.env)
     while True:
         for _iteration in range(limit):
             text, calls = await _call_model(session)

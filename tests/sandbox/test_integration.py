@@ -1,4 +1,4 @@
-"""The sandbox through the Bash tool, custom tools, ``!`` and the agent loop; the line the model reads."""
+"""The sandbox through the Bash tool, custom tools and ``!``; the line the model reads."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from maia.agent import AgentSession, run_turn
-from maia.contracts import ToolContext, ToolResultBlock
-from maia.provider.fake import ScriptedProvider, text_turn, tool_turn
+from maia.contracts import ToolContext
 from maia.tools.base import ToolError
 from maia.tools.bash import BashTool
 from maia.tools.custom import load_custom_tools
 from maia.user_shell import context_for, preview, run_bang
-from tests.agent.helpers import RecordingUI
 from tests.sandbox.helpers import Areas, make_areas, needs_landlock
 
 pytestmark = needs_landlock
@@ -87,19 +84,3 @@ async def test_bang_runs_sandboxed_and_the_context_names_the_sandbox(areas: Area
     assert "MAIA sandbox: " in preview(result)
     free = await run_bang(f"echo x > {target}", areas.launch)
     assert free.exit_code == 0 and target.exists()
-
-
-async def test_the_agent_hands_its_sandbox_to_the_tools(areas: Areas) -> None:
-    target = areas.outside / "agent.txt"
-    session = AgentSession(
-        provider=ScriptedProvider([tool_turn(("Bash", {"command": f"echo x > {target}"})), text_turn("I will ask.")]),
-        system="s",
-        tools={"Bash": BashTool()},
-        ui=RecordingUI(),
-        cwd=areas.launch,
-        sandbox=areas.policy(),
-    )
-    assert await run_turn(session, "write it") == "done"
-    result = session.messages[2].content[0]
-    assert isinstance(result, ToolResultBlock)
-    assert "MAIA sandbox: " in result.content and not target.exists()
