@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
+    "sandbox": ("maia.commands.sandbox:sandbox", "Show the OS sandbox under shell commands (Linux Landlock)."),
     "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),
 }
 

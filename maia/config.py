@@ -40,6 +40,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
         },
+        "Sandbox": {"enum": ["off", "workspace-write", "read-only"]},
+        "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "SandboxNetwork": {"enum": ["on", "off"]},
     },
 }
 
@@ -54,6 +57,10 @@ _FIXES: dict[str, str] = {
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
     "ReadTimeout": "seconds to wait for the proxy's next bytes before giving up, e.g. 600",
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
+    "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
+    '"read-only", or "off"',
+    "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
+    "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
 }
 
 _TYPE_NAMES = {
@@ -81,6 +88,9 @@ class Settings:
     default_model: str | None = None
     read_timeout: float = DEFAULT_READ_TIMEOUT
     permissions: dict[str, list[str]] = field(default_factory=dict)
+    sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
+    sandbox_writable_roots: list[str] = field(default_factory=list)
+    sandbox_network: str | None = None  # "on" | "off"; None: on
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -199,6 +209,11 @@ def _describe_error(error: Any, path: Path) -> str:
         return _('{path}: "LiteLLM_URL" must start with http:// or https://, not {value!r}; fix: {fix}.').format(
             path=path, value=error.instance, fix=fix
         )
+    if error.validator == "enum":
+        choices = ", ".join(json.dumps(c) for c in error.validator_value)
+        return _('{path}: "{field}" must be one of {choices}, not {value}; fix: {fix}.').format(
+            path=path, field=field_name, choices=choices, value=json.dumps(error.instance), fix=fix
+        )
     if error.validator == "minimum":
         return _('{path}: "{field}" must be at least {minimum}, not {value}; fix: {fix}.').format(
             path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
@@ -242,6 +257,9 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         default_model=data.get("DefaultModel"),
         read_timeout=float(data.get("ReadTimeout", DEFAULT_READ_TIMEOUT)),
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
+        sandbox=data.get("Sandbox"),
+        sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),
+        sandbox_network=data.get("SandboxNetwork"),
         warnings=warnings,
     )
 

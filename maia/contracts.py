@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_che
 
 if TYPE_CHECKING:
     from maia.permissions.engine import Decision
+    from maia.sandbox.policy import SandboxPolicy
 
 Role: TypeAlias = Literal["user", "assistant"]
 StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
@@ -103,6 +104,7 @@ class ToolContext:
     providers: ProviderFactory | None = None
     depth: int = 0  # 0 for the main agent, 1 inside a sub-agent
     session: str | None = None  # the name of the conversation's session, when it has one
+    sandbox: SandboxPolicy | None = None  # the OS sandbox for Bash and custom tools; None: off
 
 
 @runtime_checkable

@@ -15,9 +15,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from maia.i18n import _
+
+if TYPE_CHECKING:
+    from maia.sandbox.policy import SandboxPolicy
 
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 1.0
@@ -35,6 +38,13 @@ class ShellResult:
     truncated: bool = False
     error: str | None = None
     stderr: str = ""  # only when run with separate_stderr
+    note: str | None = None  # one line for the model, e.g. the sandbox refused a write
+
+    def with_note(self, text: str) -> str:
+        """``text`` followed by the note on its own line, when there is one."""
+        if not self.note:
+            return text
+        return f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{self.note}"
 
     def describe(self, timeout: float = DEFAULT_TIMEOUT) -> str:
         """The status line: exit code, timeout, interruption, signal or start failure."""
@@ -136,7 +146,11 @@ def shell_executable() -> str | None:
 
 
 async def _spawn(
-    command: str | Sequence[str], cwd: Path, env: dict[str, str], separate_stderr: bool = False
+    command: str | Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    separate_stderr: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> asyncio.subprocess.Process:
     options: dict[str, object] = {
         "cwd": cwd,
@@ -151,7 +165,30 @@ async def _spawn(
         if executable:
             options["executable"] = executable
         return await asyncio.create_subprocess_shell(command, **options)  # type: ignore[arg-type]
+    if pass_fds:
+        options["pass_fds"] = pass_fds
     return await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
+
+
+def _read_status(fd: int) -> str:
+    """What the sandbox launcher wrote on its status pipe (nothing when the command started)."""
+    chunks: list[bytes] = []
+    os.set_blocking(fd, False)
+    with contextlib.suppress(BlockingIOError):
+        while data := os.read(fd, 65536):
+            chunks.append(data)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _launch_failure(status: str, sandbox: SandboxPolicy) -> ShellResult | None:
+    """The result of a launcher that ran nothing: the sandbox refused, or the program did not start."""
+    kind, _sep, detail = status.partition("\t")
+    if kind == "sandbox":
+        return ShellResult("", "failed_to_start", error=sandbox.failure_message(detail))
+    if kind == "exec":
+        code, _sep, text = detail.partition("\t")
+        return ShellResult("", "failed_to_start", error=os.strerror(int(code)) if code.isdigit() else text)
+    return None
 
 
 async def run_shell(
@@ -162,22 +199,59 @@ async def run_shell(
     env: Mapping[str, str] | None = None,
     max_chars: int = 1_000_000,
     separate_stderr: bool = False,
+    sandbox: SandboxPolicy | None = None,
 ) -> ShellResult:
     """Run ``command`` (a shell line, or an argv run without shell) in its own process group.
 
     stdout and stderr are merged in arrival order, unless ``separate_stderr`` keeps stderr apart.
+    With ``sandbox``, the command runs under the sandbox launcher (``maia.sandbox``), which confines
+    it and its descendants, never MAIA; when the sandbox cannot be applied nothing runs and the
+    result says why (``failed_to_start``).
     """
     full_env = tool_environment(env)
-    spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
+    status_fd: int | None = None
+    status_write: int | None = None
+    if sandbox is not None:
+        words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        status_fd, status_write = os.pipe()
+        if status_write < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
+            import fcntl
+
+            moved = fcntl.fcntl(status_write, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(status_write)
+            status_write = moved
+        spawn = asyncio.ensure_future(
+            _spawn(sandbox.launcher_argv(words, status_write), cwd, full_env, separate_stderr, (status_write,))
+        )
+    else:
+        spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
     try:
-        # shielded: a cancellation while the process starts must still kill its whole group
-        process = await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        with contextlib.suppress(OSError):
-            await terminate_group(await spawn)
-        raise
-    except OSError as error:
-        return ShellResult("", "failed_to_start", error=error.strerror or str(error))
+        try:
+            # shielded: a cancellation while the process starts must still kill its whole group
+            process = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):
+                await terminate_group(await spawn)
+            raise
+        except OSError as error:
+            return ShellResult("", "failed_to_start", error=error.strerror or str(error))
+        finally:
+            if status_write is not None:
+                os.close(status_write)  # the child holds its copy until exec (or exit)
+        return await _collect(process, timeout, max_chars, sandbox, status_fd)
+    finally:
+        if status_fd is not None:
+            os.close(status_fd)
+
+
+async def _collect(
+    process: asyncio.subprocess.Process,
+    timeout: float,
+    max_chars: int,
+    sandbox: SandboxPolicy | None,
+    status_fd: int | None,
+) -> ShellResult:
+    """Read the output until the process ends (or the timeout kills its group) and describe the end."""
     capture = _HeadTail(max_chars * 4)  # bytes bound: a UTF-8 character is at most 4 bytes
     errors = _HeadTail(max_chars * 4)
 
@@ -204,7 +278,12 @@ async def run_shell(
     truncated = cut or capture.dropped > 0
     if state == "timeout":
         return ShellResult(text, "timeout", truncated=truncated, stderr=stderr)
+    if sandbox is not None and status_fd is not None:
+        failure = _launch_failure(_read_status(status_fd), sandbox)
+        if failure is not None:
+            return failure
     code = process.returncode
     if code is not None and code < 0:
         return ShellResult(text, "signal", signal_number=-code, truncated=truncated, stderr=stderr)
-    return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr)
+    note = sandbox.note_for(f"{text}\n{stderr}") if sandbox is not None and code else None
+    return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr, note=note)

@@ -38,6 +38,7 @@ from maia.skills import Skill
 
 if TYPE_CHECKING:
     from maia.permissions.rules import RuleSet
+    from maia.sandbox.policy import SandboxPolicy
 
 SOURCE_CLOSE_TIMEOUT = 3.0
 
@@ -114,6 +115,7 @@ class Application:
         self.store: SessionStore | None = None
         self.sessions = SessionManager(None, origin=options.origin, lock_wait=options.lock_wait)
         self.report = StartReport()
+        self.sandbox: SandboxPolicy | None = None
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         register_secret(options.settings.api_key)
@@ -151,6 +153,7 @@ class Application:
         elif (options.launch / ".maia" / ".sessions").is_dir():
             self.store = SessionStore.for_launch(options.launch)  # readable for --resume, never written
         self.sessions.store = self.store if options.save else None
+        self._sandbox_setup()
         await self._start_sources(self.sources)
         loadout = self._assemble()
         self._conversation = Conversation(
@@ -168,6 +171,14 @@ class Application:
         self.report.infos.extend(loadout.infos)
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
+
+    def _sandbox_setup(self) -> None:
+        """The OS sandbox under every command MAIA runs (off where the kernel has no Landlock)."""
+        from maia.sandbox.policy import policy_from_settings, startup_notices
+
+        self.sandbox = policy_from_settings(self.settings, self.options.launch)
+        for notice in startup_notices(self.settings, self.options.launch):
+            (self.report.infos if notice.level == "info" else self.report.warnings).append(notice.text)
 
     async def _start_sources(self, sources: Sequence[ToolSource]) -> None:
         reports = await asyncio.gather(*(self._start_one(s) for s in sources))
@@ -266,6 +277,7 @@ class Application:
             providers=self.provider_for,
             depth=self.options.depth,
             session=self.sessions.current_file or self.sessions.name,
+            sandbox=self.sandbox,
         )
 
     # --- models ---------------------------------------------------------------------------------
@@ -355,7 +367,7 @@ class Application:
         """Run a ``!`` command in the launch folder; its output joins the next request."""
         from maia.user_shell import context_for, run_bang
 
-        result = await run_bang(command, self.options.launch)
+        result = await run_bang(command, self.options.launch, sandbox=self.sandbox)
         self.attach(context_for(command, result))
         return result
 

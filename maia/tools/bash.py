@@ -33,7 +33,10 @@ class BashTool(BuiltinTool):
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the command; the last line tells how it ended."""
         command = require_str(tool_input, "command", _("the command line to run"))
-        result = await run_shell(command, ctx.cwd, timeout=DEFAULT_TIMEOUT, env=ctx.env, max_chars=MAX_OUTPUT * 4)
+        result = await run_shell(
+            command, ctx.cwd, timeout=DEFAULT_TIMEOUT, env=ctx.env, max_chars=MAX_OUTPUT * 4, sandbox=ctx.sandbox
+        )
         output, _cut = cut_middle(result.output, MAX_OUTPUT)
+        output = result.with_note(output)  # a sandbox refusal: the model is told to ask the user
         status = result.describe(DEFAULT_TIMEOUT)
         return f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{status}"

@@ -236,7 +236,13 @@ class CustomTool(BuiltinTool):
         argv = self.argv(tool_input)
         env = {**(ctx.env or {}), "MAIA_CWD": str(ctx.cwd), "MAIA_TOOL_DIR": str(self.definition.folder)}
         result = await run_shell(
-            argv, self.definition.folder, timeout=DEFAULT_TIMEOUT, env=env, max_chars=MAX_OUTPUT, separate_stderr=True
+            argv,
+            self.definition.folder,
+            timeout=DEFAULT_TIMEOUT,
+            env=env,
+            max_chars=MAX_OUTPUT,
+            separate_stderr=True,
+            sandbox=ctx.sandbox,
         )
         output, _cut = cut_middle(result.output, MAX_OUTPUT)
         if result.state == "failed_to_start":
@@ -246,7 +252,7 @@ class CustomTool(BuiltinTool):
                 )
             )
         if result.state != "exited" or result.exit_code != 0:
-            detail = result.stderr.strip() or output.strip()
+            detail = result.with_note(result.stderr.strip() or output.strip())
             raise ToolError(f"{result.describe(DEFAULT_TIMEOUT)}\n{detail}".strip())
         return output
 

@@ -189,6 +189,14 @@ async def cmd_new(chat: ChatApp, args: str) -> None:
     chat.ui.info(_("New session: {name}").format(name=chat.app.sessions.name))
 
 
+async def cmd_sandbox(chat: ChatApp, args: str) -> None:
+    """/sandbox: the OS sandbox under the commands MAIA runs."""
+    from maia.sandbox.policy import sandbox_mode, status_lines
+
+    chosen = sandbox_mode(chat.settings)[1]
+    chat.ui.info("\n".join(status_lines(chat.app.sandbox, chosen=chosen)))
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -211,6 +219,7 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
         SlashCommand("delete", _("delete saved sessions"), cmd_delete),
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
+        SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]
 

@@ -33,7 +33,7 @@ def maia(
         timeout=timeout,
         cwd=cwd,
         env={**os.environ, **(env or {})},
-        preexec_fn=preexec,  # noqa: PLW1509  (single-threaded test process)
+        preexec_fn=preexec,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
 
