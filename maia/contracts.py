@@ -92,6 +92,16 @@ PermissionCheck: TypeAlias = "Callable[[str, Mapping[str, Any]], Decision]"
 ProviderFactory: TypeAlias = "Callable[[str], LLMProvider]"
 
 
+class FileChanges(Protocol):
+    """Told by Write and Edit around each file they replace (``/undo`` and ``/diff`` keep snapshots)."""
+
+    def before_write(self, path: Path) -> None:
+        """``path`` is about to be replaced or created."""
+
+    def after_write(self, path: Path) -> None:
+        """``path`` was written."""
+
+
 @dataclass(slots=True)
 class ToolContext:
     """What a tool gets when it runs: where, with which model, and the application's services."""
@@ -104,6 +114,7 @@ class ToolContext:
     providers: ProviderFactory | None = None
     depth: int = 0  # 0 for the main agent, 1 inside a sub-agent
     session: str | None = None  # the name of the conversation's session, when it has one
+    changes: FileChanges | None = None  # snapshots for /undo and /diff
     sandbox: SandboxPolicy | None = None  # the OS sandbox for Bash and custom tools; None: off
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maia.agent import AgentSession, LimitCallback, TurnResult, resume_turn, run_turn
+from maia.agent import AgentSession, Checkpoint, LimitCallback, TurnResult, checkpoint, restore, resume_turn, run_turn
 from maia.codec import SavedSession
 from maia.context.compaction import RESUME_AFTER_EMERGENCY, needs_compaction, request_summary
 from maia.context.tokens import TokenCounter
@@ -68,6 +68,7 @@ class Conversation:
         self.max_context = max_context
         self.wrap_permissions = wrap_permissions
         self.start_context: str | None = None
+        self.epoch = 0  # changes whenever the conversation is replaced (clear, load, compaction)
         self.on_compacted: Callable[[Compaction], None] | None = None
         self.agent = AgentSession(
             provider=provider,
@@ -102,6 +103,7 @@ class Conversation:
 
     def clear(self) -> None:
         """An empty conversation; the session keeps its name."""
+        self.epoch += 1
         self.set_start_context(None)
         self.agent.messages.clear()
         self.agent.pending_context.clear()
@@ -153,6 +155,7 @@ class Conversation:
     def load(self, saved: SavedSession) -> None:
         """Continue a saved session (locked for this process); the current model is kept."""
         self.sessions.adopt(saved)
+        self.epoch += 1
         if saved.start_context != self.start_context:
             self.set_start_context(saved.start_context)
         self.agent.messages[:] = saved.messages
@@ -165,6 +168,19 @@ class Conversation:
         self.clear()
         self.sessions.start_new()
         return saved
+
+    # --- rewinding (/undo) ----------------------------------------------------------------------
+
+    def rewind_point(self) -> tuple[int, Checkpoint]:
+        """Where ``/undo`` takes the conversation back to: before the request about to be sent."""
+        return self.epoch, checkpoint(self.agent)
+
+    def rewind(self, point: object) -> bool:
+        """Go back to ``point``; False when the conversation was replaced since (compaction, load…)."""
+        if not isinstance(point, tuple) or point[0] != self.epoch:
+            return False
+        restore(self.agent, point[1])
+        return True
 
     # --- turns ----------------------------------------------------------------------------------
 

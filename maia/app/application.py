@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from maia.agent import AgentSession, LimitCallback, TurnResult
 from maia.app.catalog import ModelCatalog, ModelMatch
+from maia.app.changes import ChangeRecorder, UndoResult
 from maia.app.loadout import Loadout, assemble
 from maia.app.pick import Picked, pick_session
 from maia.app.prepare import Allowed, PreparedRequest, prepare_request
@@ -116,6 +117,7 @@ class Application:
         self.sessions = SessionManager(None, origin=options.origin, lock_wait=options.lock_wait)
         self.report = StartReport()
         self.sandbox: SandboxPolicy | None = None
+        self.changes = ChangeRecorder()
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         register_secret(options.settings.api_key)
@@ -278,6 +280,7 @@ class Application:
             depth=self.options.depth,
             session=self.sessions.current_file or self.sessions.name,
             sandbox=self.sandbox,
+            changes=self.changes,
         )
 
     # --- models ---------------------------------------------------------------------------------
@@ -347,6 +350,14 @@ class Application:
         sessions.start_new()
         return kept
 
+    def undo(self, turns: int = 1) -> tuple[UndoResult, bool] | None:
+        """Revert the files the last ``turns`` requests changed with Write/Edit and rewind the conversation
+        to before them; None when there is nothing to undo. The bool: the conversation was rewound."""
+        if not self.changes.undoable():
+            return None
+        result, point = self.changes.undo(turns)
+        return result, self.conversation.rewind(point)
+
     def save(self) -> str | None:
         """Save the session if it changed; SessionError (one clear line) when it cannot be written."""
         if self._conversation is None:
@@ -380,7 +391,8 @@ class Application:
         max_iterations: int | None = None,
         policy: RetryPolicy | None = None,
     ) -> TurnResult:
-        """Send a request with the retry policy every front end shares."""
+        """Send a request with the retry policy every front end shares (a turn ``/undo`` can revert)."""
+        self.changes.start_turn(self.conversation.rewind_point())
         return await send_with_retries(
             self.conversation,
             text,

@@ -69,6 +69,13 @@ class EditTool(BuiltinTool):
                 )
             )
         start = text.index(old)
-        await asyncio.to_thread(write_atomic, path, text.replace(old, new, 1))
+        if ctx.changes is not None:
+            ctx.changes.before_write(path)
+        try:
+            await asyncio.to_thread(write_atomic, path, text.replace(old, new, 1))
+        except OSError as error:
+            raise ToolError(_("Cannot write {path}: {error}").format(path=raw, error=error.strerror)) from None
+        if ctx.changes is not None:
+            ctx.changes.after_write(path)
         line = text.count("\n", 0, start) + 1
         return _("Edited {path} at line {line}.").format(path=raw, line=line)

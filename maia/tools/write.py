@@ -67,10 +67,14 @@ class WriteTool(BuiltinTool):
         if path.is_dir():
             raise ToolError(_("{path} is a folder: give a file path.").format(path=raw))
         existed = path.exists()
+        if ctx.changes is not None:
+            ctx.changes.before_write(path)
         try:
             await asyncio.to_thread(write_atomic, path, text)
         except OSError as error:
             raise ToolError(_("Cannot write {path}: {error}").format(path=raw, error=error.strerror)) from None
+        if ctx.changes is not None:
+            ctx.changes.after_write(path)
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         if existed:
             return _("Replaced {path} ({lines} lines).").format(path=raw, lines=lines)

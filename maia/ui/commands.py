@@ -197,6 +197,53 @@ async def cmd_sandbox(chat: ChatApp, args: str) -> None:
     chat.ui.info("\n".join(status_lines(chat.app.sandbox, chosen=chosen)))
 
 
+async def cmd_undo(chat: ChatApp, args: str) -> None:
+    """/undo [N]: revert the files the last N requests changed (Write/Edit) and rewind the conversation."""
+    from maia.app.changes import summarize
+
+    try:
+        count = int(args) if args.strip() else 1
+    except ValueError:
+        chat.ui.fail(_("Give a number of requests: /undo 2."))
+        return
+    if count < 1:
+        chat.ui.fail(_("Give a number of requests of at least 1."))
+        return
+    outcome = chat.app.undo(count)
+    if outcome is None:
+        chat.ui.info(_("Nothing to undo in this conversation."))
+        return
+    result, rewound = outcome
+    launch = chat.options.launch
+    lines = [_("Undone: the last {count} request(s).").format(count=result.turns)]
+    if result.restored:
+        lines.append(_("Restored: {files}").format(files=summarize(result.restored, launch)))
+    if result.removed:
+        lines.append(_("Removed (they did not exist before): {files}").format(files=summarize(result.removed, launch)))
+    if not result.restored and not result.removed and not result.skipped:
+        lines.append(_("No file had been changed with Write or Edit."))
+    lines.append(
+        _("The conversation is back to before that request.")
+        if rewound
+        else _("The conversation was replaced since (compaction, /load, /clear): it is kept as it is.")
+    )
+    lines.append(_("Changes made by shell commands (Bash, !) are not tracked and were not undone."))
+    chat.ui.info("\n".join(lines))
+    for path, why in result.skipped:
+        chat.ui.warn(_("{file} not restored: {why}").format(file=summarize([path], launch), why=why))
+
+
+async def cmd_diff(chat: ChatApp, args: str) -> None:
+    """/diff: what the agent changed with Write and Edit in this conversation."""
+    diffs = chat.app.changes.diff(chat.options.launch)
+    if not diffs:
+        chat.ui.info(_("The agent changed no file with Write or Edit in this conversation."))
+        return
+    for _path, text in diffs:
+        chat.ui.show_output(text)
+    chat.ui.info(_("Changes made by shell commands (Bash, !) are not tracked here."))
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -219,6 +266,8 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
         SlashCommand("delete", _("delete saved sessions"), cmd_delete),
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
+        SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
+        SlashCommand("diff", _("what the agent changed with Write and Edit in this conversation"), cmd_diff),
         SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]

@@ -1,0 +1,124 @@
+"""``/undo`` and ``/diff``: snapshots taken by Write and Edit, reverted turn by turn, never over a newer change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maia.app.application import Application, AppOptions
+from maia.app.changes import ChangeRecorder, text_diff
+from maia.config import load_settings
+from maia.contracts import PermissionCheck
+from maia.permissions.engine import Decision
+from maia.permissions.rules import Verdict
+from maia.provider.fake import ScriptedProvider, text_turn, tool_turn
+from tests.agent.helpers import RecordingUI
+
+
+def _allow_all(check: PermissionCheck) -> PermissionCheck:
+    def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        return Decision(Verdict.ALLOW, "test", "allowed")
+
+    return decide
+
+
+async def _never(wait: object) -> bool:
+    return False
+
+
+@pytest.fixture
+async def app_with(home: Path, project: Path, write_settings: Any) -> Any:
+    write_settings()
+    opened: list[Application] = []
+
+    async def make(*turns: Any) -> Application:
+        app = await Application.open(
+            AppOptions(
+                launch=project,
+                home=home,
+                settings=load_settings(home),
+                model="m",
+                save=False,
+                wrap_permissions=_allow_all,
+            ),
+            RecordingUI(),  # type: ignore[arg-type]
+            provider=ScriptedProvider(list(turns)),
+        )
+        opened.append(app)
+        return app
+
+    yield make
+    for app in opened:
+        await app.aclose()
+
+
+async def test_undo_reverts_the_last_turn_and_rewinds_the_conversation(app_with: Any, project: Path) -> None:
+    (project / "keep.txt").write_text("original\n")
+    (project / "keep.txt").chmod(0o640)
+    app = await app_with(
+        tool_turn(("Edit", {"path": "keep.txt", "old_string": "original", "new_string": "changed"})),
+        text_turn("edited"),
+        tool_turn(("Write", {"path": "new/made.txt", "content": "fresh\n"})),
+        text_turn("written"),
+    )
+    await app.send("edit it", on_wait=_never)
+    after_first = list(app.agent.messages)
+    await app.send("make one", on_wait=_never)
+    assert (project / "new" / "made.txt").read_text() == "fresh\n"
+    outcome = app.undo()
+    assert outcome is not None
+    result, rewound = outcome
+    assert rewound and app.agent.messages == after_first
+    assert result.removed == [(project / "new" / "made.txt").resolve()] and not result.skipped
+    assert not (project / "new" / "made.txt").exists() and (project / "keep.txt").read_text() == "changed\n"
+    outcome = app.undo()
+    assert outcome is not None and outcome[0].restored == [(project / "keep.txt").resolve()]
+    assert (project / "keep.txt").read_text() == "original\n"
+    assert (project / "keep.txt").stat().st_mode & 0o777 == 0o640
+    assert app.agent.messages == [] and app.undo() is None
+
+
+async def test_undo_never_overwrites_a_later_change(app_with: Any, project: Path) -> None:
+    app = await app_with(tool_turn(("Write", {"path": "a.txt", "content": "agent\n"})), text_turn("ok"))
+    await app.send("write a", on_wait=_never)
+    (project / "a.txt").write_text("the user's own edit\n")
+    outcome = app.undo()
+    assert outcome is not None
+    result, _rewound = outcome
+    assert result.skipped and "changed since the agent wrote it" in result.skipped[0][1]
+    assert (project / "a.txt").read_text() == "the user's own edit\n"
+
+
+async def test_diff_shows_each_file_from_before_its_first_change(app_with: Any, project: Path) -> None:
+    (project / "f.py").write_text("x = 1\n")
+    app = await app_with(
+        tool_turn(("Edit", {"path": "f.py", "old_string": "x = 1", "new_string": "x = 2"})),
+        tool_turn(("Edit", {"path": "f.py", "old_string": "x = 2", "new_string": "x = 3"})),
+        text_turn("done"),
+    )
+    await app.send("bump twice", on_wait=_never)
+    ((path, text),) = app.changes.diff(project)
+    assert path == (project / "f.py").resolve()
+    assert "--- a/f.py" in text and "-x = 1\n" in text and "+x = 3\n" in text and "x = 2" not in text
+
+
+def test_the_approval_diff_of_a_new_and_an_existing_file() -> None:
+    new = text_diff(None, "a\nb\n", "n.txt")
+    assert new.startswith("--- /dev/null\n+++ b/n.txt") and "+a\n+b\n" in new
+    changed = text_diff("a\n", "a\nb", "x")
+    assert "+b\n\\ No newline at end of file" in changed
+
+
+def test_big_files_are_recorded_but_not_kept(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"0" * (5 * 1024 * 1024 + 1))
+    recorder = ChangeRecorder()
+    recorder.start_turn()
+    recorder.before_write(big)
+    big.write_bytes(b"small")
+    recorder.after_write(big)
+    result, _point = recorder.undo()
+    assert result.skipped and "larger than 5 MB" in result.skipped[0][1]
