@@ -37,6 +37,19 @@ class _Prepared:
     summary: str = ""
     result: ToolResultBlock | None = None  # decided without running (error, refusal, stop)
     task: asyncio.Task[ToolResultBlock] | None = None
+    display: str | None = None  # what the user sees instead of the text written for the model
+
+
+def shown_output(tool: Tool | None, output: str) -> str:
+    """What the user sees of a result: the tool's own display of it when it has one (WebFetch drops the
+    notice written for the model)."""
+    display = getattr(tool, "display", None)
+    if tool is None or display is None:
+        return output
+    try:
+        return str(display(output))
+    except Exception:  # a display is cosmetic: never let it fail a call
+        return output
 
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
@@ -134,8 +147,10 @@ class ToolRunner:
         if verdict == Verdict.DENY:
             if rule is None:
                 text = decision.reason  # a refusal that no rule made (e.g. nobody can confirm): its own words
+                prepared.display = _("Not run: {reason}").format(reason=decision.reason)
             else:
                 text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
+                prepared.display = _("Denied by the rule {rule}.").format(rule=rule)
             prepared.result = ToolResultBlock(call.id, text, True)
             return prepared, False
         if verdict == Verdict.ASK:
@@ -143,9 +158,11 @@ class ToolRunner:
             answer = await self.ui.ask(question)
             if answer == "stop":
                 prepared.result = ToolResultBlock(call.id, STOP_FOR_MODEL, True)
+                prepared.display = _("Not run: you stopped the iteration.")
                 return prepared, True
             if answer != "yes":
                 prepared.result = ToolResultBlock(call.id, USER_REFUSED, True)
+                prepared.display = _("Refused.")
                 return prepared, False
         return prepared, False
 
@@ -196,7 +213,7 @@ class ToolRunner:
         if result is None:
             assert prepared.tool is not None
             result = await self._execute(prepared, None)
-        self.ui.on_tool_result(call.name, result.content, result.is_error)
+        self.ui.on_tool_result(call.name, prepared.display or shown_output(tool, result.content), result.is_error)
         return RunOutcome([result], stopped)
 
     async def _run_parallel(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
@@ -213,7 +230,15 @@ class ToolRunner:
         async with asyncio.TaskGroup() as group:
             for call in calls:
                 if stopped:
-                    prepared_calls.append(_Prepared(call, result=ToolResultBlock(call.id, NOT_RUN_FOR_MODEL, True)))
+                    skipped = _Prepared(
+                        call,
+                        self.tools.get(call.name),
+                        self._summary(self.tools.get(call.name), call),
+                        result=ToolResultBlock(call.id, NOT_RUN_FOR_MODEL, True),
+                        display=_("Not run: you stopped the iteration."),
+                    )
+                    self.completed[call.id] = skipped.result  # type: ignore[assignment]
+                    prepared_calls.append(skipped)
                     done += 1
                     continue
                 prepared, stopped = await self._authorise(call)
@@ -232,6 +257,7 @@ class ToolRunner:
             result = prepared.result if prepared.task is None else prepared.task.result()
             assert result is not None
             self.ui.on_tool_call(prepared.call.name, prepared.summary)
-            self.ui.on_tool_result(prepared.call.name, result.content, result.is_error)
+            shown = prepared.display or shown_output(prepared.tool, result.content)
+            self.ui.on_tool_result(prepared.call.name, shown, result.is_error)
             results.append(result)
         return RunOutcome(results, stopped)

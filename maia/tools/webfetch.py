@@ -72,6 +72,10 @@ class WebFetchTool(BuiltinTool):
     default_permission = "ask"
     summary_key = "url"
 
+    def display(self, output: str) -> str:
+        """The page as the user sees it: the notice written for the model left out."""
+        return output.replace(UNTRUSTED + "\n", "", 1)
+
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Fetch, convert, frame as untrusted."""
         url = require_str(tool_input, "url", _("an http:// or https:// address")).strip()

@@ -246,6 +246,19 @@ async def test_stop_gives_one_result_per_call(tmp_path: Path) -> None:
         ToolResultBlock("c2", NOT_RUN_FOR_MODEL, True),
     ]
     assert len(ui.questions) == 2
+    # the user sees each call with its summary, and words meant for them (not the model's text)
+    shown = [e[1:] for e in ui.events if e[0] in ("tool_call", "tool_result")]
+    summary = tool.describe({"text": "3"})
+    assert shown[-2:] == [("A", summary), ("A", "Not run: you stopped the iteration.", True)]
+    assert ("A", "Not run: you stopped the iteration.", True) in shown[:-2]
+    assert not any(STOP_FOR_MODEL in str(e) or NOT_RUN_FOR_MODEL in str(e) for e in shown)
+
+
+async def test_a_refusal_is_shown_as_such(tmp_path: Path) -> None:
+    ui = RecordingUI(["no"])
+    outcome = await _runner([echo_tool("A", "ask")], ui, tmp_path).run(_calls(("A", {})))
+    assert outcome.results == [ToolResultBlock("c0", USER_REFUSED, True)]
+    assert ("tool_result", "A", "Refused.", True) in ui.events
 
 
 async def test_single_call_stop(tmp_path: Path) -> None:
