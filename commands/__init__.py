@@ -49,6 +49,27 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             raise ReportedError(Interrupted()) from None
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """``maia "fix the failing test"`` starts the chat with that first request; a mistyped command
+        name (``maia sesions``) is still an error with a suggestion, never sent to the model."""
+        import difflib
+
+        name = args[0] if args else ""
+        if name in SUBCOMMANDS or name.startswith("-") or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        close = difflib.get_close_matches(name.lower(), list(SUBCOMMANDS), n=1, cutoff=0.75)
+        if close and " " not in name.strip():
+            raise click.UsageError(
+                _("No such command {name!r}. Did you mean {close!r}? (To ask the agent: maia chat {name})").format(
+                    name=name, close=close[0]
+                ),
+                ctx,
+            )
+        chat = self.get_command(ctx, "chat")
+        return "chat", chat, list(args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 
@@ -75,8 +96,8 @@ class LazyGroup(click.Group):
     invoke_without_command=True,
     help=_(
         "MAIA: a command-line AI coding assistant for any model behind your LiteLLM proxy.\n\n"
-        "Without a command, maia starts the chat. Settings live in ~/.maia/settings.json "
-        "(MAIA_HOME overrides the folder)."
+        'Without a command, maia starts the chat; maia "REQUEST" starts it with a first request. '
+        "Settings live in ~/.maia/settings.json (MAIA_HOME overrides the folder)."
     ),
 )
 @click.version_option(__version__, "--version", prog_name="maia", message="%(prog)s %(version)s")

@@ -11,6 +11,7 @@ from .setup import environment
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("prompt", required=False)
 @click.option(
     "--model",
     "-m",
@@ -19,12 +20,15 @@ from .setup import environment
 )
 @click.option("--resume", metavar="NAME", help=_("Carry on a saved session."))
 @click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
-def chat(model: str | None, resume: str | None, continue_last: bool) -> None:
-    """Talk with the agent in this terminal (the default command).
+def chat(prompt: str | None, model: str | None, resume: str | None, continue_last: bool) -> None:
+    """Talk with the agent in this terminal (the default command); PROMPT is sent as the first request.
 
     Type a request and Enter; Alt+Enter or Ctrl+J for a new line; /help lists the commands;
     !command runs a shell command; @path attaches a file; §skill runs a skill. Ctrl+C interrupts
-    a request (the conversation goes back to before it) or quits at the prompt.
+    a request (what the model said and did so far is kept, /undo reverts file changes) or quits
+    at the prompt. The model chosen in the start-up list is remembered in ./.maia/config.json.
+
+    Exit codes: 0 done, 1 error, 2 unknown session (--resume) or bad usage.
     """
     import asyncio
     import sys
@@ -48,6 +52,7 @@ def chat(model: str | None, resume: str | None, continue_last: bool) -> None:
         model=choice.name if choice else None,
         resume=resume,
         continue_last=continue_last,
+        prompt=prompt,
     )
     code = asyncio.run(run_chat(options))
     if code:

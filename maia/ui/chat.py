@@ -42,6 +42,7 @@ class ChatOptions:
     model: str | None
     resume: str | None = None
     continue_last: bool = False
+    prompt: str | None = None  # the first request (`maia "fix the test"`)
 
 
 class ChatApp:
@@ -55,6 +56,7 @@ class ChatApp:
         self._app: Application | None = None
         self.exiting = False
         self.exit_code = 0
+        self._chooser_cancelled = False
         self._current: asyncio.Task[Any] | None = None
 
     @property
@@ -81,7 +83,10 @@ class ChatApp:
             self.ui.fail(_("LiteLLM offers no model ({url}).").format(url=self.settings.models_url))
             return None
         chosen = await self.ui.select(_("Choose the model"), [m.name for m in models])
-        return models[chosen.index].name if chosen.index is not None else None
+        if chosen.index is None:
+            self._chooser_cancelled = True
+            return None
+        return models[chosen.index].name
 
     async def start(self) -> bool:
         """Banner, model, application, the session to carry on; False when the chat cannot start."""
@@ -89,9 +94,16 @@ class ChatApp:
         self.ui.info(_("Working folder: {path}").format(path=self.options.launch))
         for warning in self.settings.warnings:
             self.ui.warn(warning)
-        model = self.options.model or await self.choose_model()
+        model = self.options.model
         if model is None:
-            return False
+            model = await self.choose_model()
+            if model is None:
+                if self._chooser_cancelled:
+                    self.ui.info(_("No model chosen: nothing to do."))
+                else:
+                    self.exit_code = 1
+                return False
+            self.remember_model(model)
         self._app = Application(
             AppOptions(
                 launch=self.options.launch,
@@ -128,6 +140,26 @@ class ChatApp:
                 self.replay(picked.session.messages, picked.session.start_context)
         asyncio.get_running_loop().create_task(self.announce_context_size())
         return True
+
+    def remember_model(self, model: str) -> None:
+        """The model chosen in the list is kept in ./.maia/config.json (its other keys kept)."""
+        import json
+
+        from maia.storage import write_atomic
+
+        path = self.options.launch / ".maia" / "config.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            data["model"] = model
+            write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        except (OSError, ValueError) as error:
+            self.ui.warn(_("The model choice could not be kept in {path}: {error}").format(path=path, error=error))
+            return
+        self.ui.info(
+            _("Model {model} remembered in {path} (--model or /model to change).").format(model=model, path=path)
+        )
 
     def announce(self, report: StartReport) -> None:
         """Show what starting (or reloading) found."""
@@ -176,7 +208,9 @@ class ChatApp:
         remove_handlers = on_terminating_signals(self._on_signal)
         try:
             if not await self.start():
-                return self.exit_code or 1
+                return self.exit_code
+            if self.options.prompt and self.options.prompt.strip():
+                await self.handle(self.options.prompt)
             while not self.exiting:
                 await self.recount()
                 event = await self.cancellable(self.ui.read_input())

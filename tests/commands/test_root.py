@@ -65,10 +65,18 @@ def test_version() -> None:
     assert result.output == f"maia {__version__}\n"
 
 
-def test_unknown_subcommand_is_usage_error() -> None:
-    result = CliRunner().invoke(cli, ["nope"])
+def test_a_mistyped_command_is_a_usage_error_with_a_suggestion() -> None:
+    result = CliRunner().invoke(cli, ["sesions", "list"])
     assert result.exit_code == 2
-    assert "No such command 'nope'" in result.output
+    assert "No such command 'sesions'. Did you mean 'sessions'?" in result.output
+
+
+def test_a_request_as_first_argument_starts_the_chat() -> None:
+    # the chat needs a terminal: reaching that check proves the request went to `maia chat`
+    result = CliRunner().invoke(cli, ["fix the failing test"])
+    assert result.exit_code == 1 and "maia chat needs a terminal" in result.output
+    result = CliRunner().invoke(cli, ["explain", "-m", "gpt"])
+    assert result.exit_code == 1 and "maia chat needs a terminal" in result.output
 
 
 def test_help_imports_no_heavy_module() -> None:
