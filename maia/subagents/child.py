@@ -445,6 +445,9 @@ async def serve(channel: Channel) -> int:
 
 def main() -> int:
     """Entry point of ``python -m maia --subagent``."""
+    if os.isatty(0):
+        print("This is the process MAIA starts for a sub-agent; run `maia` instead.", file=sys.stderr)
+        return 2
     read_fd, write_fd = os.dup(0), os.dup(1)  # not inherited by the tools' processes (PEP 446)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)

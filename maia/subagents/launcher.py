@@ -136,6 +136,10 @@ def _descendants(pid: int) -> list[int]:
 
 def kill_tree(pid: int) -> None:
     """SIGKILL a child and everything it started, whatever process group its tools made for themselves."""
+    if sys.platform == "win32":  # no process groups: the child alone
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+        return
     below = _descendants(pid)
     for target in (pid, *below):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -337,13 +341,13 @@ async def launch_subagent(
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(stopping)
         await run.close()
-        _finish(run, result, started)
+        _finish(run, result, started, timeout)
         raise
     except BaseException:
         await run.close()
         raise
     await run.close()
-    _finish(run, result, started)
+    _finish(run, result, started, timeout)
     return result
 
 
@@ -351,7 +355,13 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _finish(run: _Run, result: SubAgentResult, started: float) -> None:
+def _duration(seconds: float) -> str:
+    if seconds >= 60:
+        return _("{minutes:g} min").format(minutes=round(seconds / 60, 1))
+    return _("{seconds:g} s").format(seconds=round(seconds, 1))
+
+
+def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
     from maia.sessions import message_from
 
@@ -365,8 +375,8 @@ def _finish(run: _Run, result: SubAgentResult, started: float) -> None:
         with contextlib.suppress(ValueError):
             result.messages = [message_from(m) for m in done.get("messages") or []]
     if result.timed_out:
-        result.error = _("The sub-agent was stopped after {minutes:g} minutes (time limit).").format(
-            minutes=MAX_DURATION / 60
+        result.error = _("The sub-agent was stopped: it ran longer than its time limit ({limit}).").format(
+            limit=_duration(timeout)
         )
     elif result.aborted:
         result.error = _("The sub-agent was interrupted.")

@@ -14,7 +14,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-Answer = bytes | Callable[[dict[str, Any]], bytes]
+Answer = bytes | Response | Callable[[dict[str, Any]], bytes]
 _AGENT = re.compile(r'^You are "([^"]+)", a sub-agent of MAIA')
 
 BODY = """
@@ -88,6 +88,8 @@ class ScriptedLiteLLM:
         if answer is None:
             error = {"error": {"message": f"no scripted answer left for {agent}"}}
             return Response(json.dumps(error), status=500, content_type="application/json")
+        if isinstance(answer, Response):
+            return answer
         data = answer(body) if callable(answer) else answer
         return Response(data, content_type="text/event-stream")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from werkzeug import Response
 
 from maia.contracts import ToolContext, ToolUseBlock
 from maia.runner import USER_REFUSED, ToolRunner
@@ -223,6 +224,68 @@ async def test_cancelling_aborts_the_child_and_its_tools_and_keeps_the_trace(
     assert [b.name for m in saved.messages for b in m.tool_uses] == ["hang"]
 
 
+async def test_cancelling_withdraws_an_open_question_and_the_child_refuses_it(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    make_agent("rev")
+    script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "hi"}))
+    withdrawn = asyncio.Event()
+
+    async def never(_question: str) -> bool:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        return True
+
+    asker = Asker(never)
+    run = asyncio.create_task(
+        launch_subagent(spec_for(definition(home, project, "rev"), "w", project, home), confirm=asker.confirm)
+    )
+    await wait_for(lambda: asker.open == 1)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert withdrawn.is_set() and asker.open == 0
+    assert not (project / "out.txt").exists()
+    assert script.seen("rev") == 1  # stopped: no further model call
+
+
+async def test_the_time_limit_stops_the_child(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pids"
+    slow = (
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+        f"open({str(marker)!r}, 'w').write(f'{{os.getpid()}} {{p.pid}}')\n"
+        "for line in sys.stdin: pass\n"
+    )
+    agent = AgentDefinition("slow", "d", project / "AGENT.md", "project", "i", "m", "o")
+    spec = ChildSpec(agent, "t", project, tmp_path, MODEL)
+    result = await launch_subagent(spec, command=[sys.executable, "-c", slow], timeout=5, kill_grace=0.5)
+    assert result.timed_out and not result.ok
+    assert result.error == "The sub-agent was stopped: it ran longer than its time limit (5 s)."
+    child_pid, sleep_pid = map(int, marker.read_text().split())
+    assert not process_alive(child_pid)
+    await wait_for(lambda: not process_alive(sleep_pid))
+
+
+async def test_a_rate_limit_is_waited_out(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    make_agent("rev")
+    limited = Response('{"error": {"message": "slow down"}}', status=429, headers={"retry-after": "0"})
+    script.add("rev", limited, text_stream("after the wait"))
+    logs: list[tuple[str, str]] = []
+    result = await launch_subagent(
+        spec_for(definition(home, project, "rev"), "t", project, home), on_log=lambda *log: logs.append(log)
+    )
+    assert result.ok and result.summary == "after the wait"
+    assert logs == [("info", "Rate-limited: trying again in 0 s.")]
+    assert script.requests["rev"][1]["messages"][-1] == {"role": "user", "content": "t"}  # sent again, once
+    assert len(script.requests["rev"][1]["messages"]) == 2
+
+
 async def test_a_child_that_ignores_abort_is_killed_with_what_it_started(project: Path, tmp_path: Path) -> None:
     marker = tmp_path / "pids"
     stubborn = (
@@ -296,15 +359,15 @@ async def test_the_child_stops_when_the_parent_goes_away(
     make_agent("rev")
     script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "hi"}))
     spec = spec_for(definition(home, project, "rev"), "write", project, home)
-    child = subprocess.Popen(child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project)
-    assert child.stdin is not None and child.stdout is not None
-    child.stdin.write(protocol.encode(protocol.start(spec)))
-    child.stdin.flush()
-    question = await asyncio.to_thread(child.stdout.readline)
-    assert protocol.decode(question)["type"] == "confirm"
-    child.stdin.close()  # the parent is gone
-    assert await asyncio.to_thread(child.wait, 60) == 130
-    assert child.stdout.read() == b""  # nobody to tell: no done
+    with subprocess.Popen(child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project) as child:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(protocol.encode(protocol.start(spec)))
+        child.stdin.flush()
+        question = await asyncio.to_thread(child.stdout.readline)
+        assert protocol.decode(question)["type"] == "confirm"
+        child.stdin.close()  # the parent is gone
+        assert await asyncio.to_thread(child.wait, 60) == 130
+        assert child.stdout.read() == b""  # nobody to tell: no done
     assert not (project / "out.txt").exists()
 
 
