@@ -253,21 +253,12 @@ async def test_cancelling_withdraws_an_open_question_and_the_child_refuses_it(
 
 
 async def test_the_time_limit_stops_the_child(project: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "pids"
-    slow = (
-        "import os, subprocess, sys\n"
-        "p = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
-        f"open({str(marker)!r}, 'w').write(f'{{os.getpid()}} {{p.pid}}')\n"
-        "for line in sys.stdin: pass\n"
-    )
+    deaf = "import sys\nfor line in sys.stdin: pass\n"  # never answers, ignores abort: killed after the grace
     agent = AgentDefinition("slow", "d", project / "AGENT.md", "project", "i", "m", "o")
     spec = ChildSpec(agent, "t", project, tmp_path, MODEL)
-    result = await launch_subagent(spec, command=[sys.executable, "-c", slow], timeout=5, kill_grace=0.5)
-    assert result.timed_out and not result.ok
-    assert result.error == "The sub-agent was stopped: it ran longer than its time limit (5 s)."
-    child_pid, sleep_pid = map(int, marker.read_text().split())
-    assert not process_alive(child_pid)
-    await wait_for(lambda: not process_alive(sleep_pid))
+    result = await launch_subagent(spec, command=[sys.executable, "-c", deaf], timeout=2, kill_grace=0.5)
+    assert result.timed_out and not result.ok and not result.aborted
+    assert result.error == "The sub-agent was stopped: it ran longer than its time limit (2 s)."
 
 
 async def test_a_rate_limit_is_waited_out(
@@ -349,7 +340,8 @@ async def test_a_real_child_killed_mid_run_is_an_error(
     result = await launch_subagent(
         spec_for(definition(home, project, "rev"), "write", project, home), confirm=kill_the_child
     )
-    assert not result.ok and result.error == "The sub-agent process ended without a result (killed by signal 9)."
+    assert not result.ok and result.error is not None
+    assert result.error.startswith("The sub-agent process ended without a result (killed by signal 9).")
     assert not (project / "out.txt").exists()
 
 
@@ -550,3 +542,33 @@ async def test_ampersand_runs_the_agent_directly(
     assert "Carry out your missions" in script.requests["Rev"][0]["messages"][-1]["content"]
     assert len(ui.infos) == 1
     assert ui.infos[0].startswith('Sub-agent "Rev" finished in ') and ui.infos[0].endswith(" s (0 tool calls).")
+
+
+async def test_the_main_agent_loop_calls_a_sub_agent(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    from maia.agent import AgentSession, run_turn
+    from maia.config import load_settings
+    from maia.permissions.engine import explain
+    from maia.provider.litellm import LiteLLMProvider
+
+    make_agent("rev")
+    script.add("main", tool_stream("Agent", {"agent": "rev", "task": "review a.py"}), text_stream("Main done."))
+    script.add("rev", text_stream("Sub summary."))
+    agents = load_agents(home, project).agents
+    provider = LiteLLMProvider(load_settings(home), MODEL)
+    session = AgentSession(
+        provider=provider,
+        system="You are MAIA.",
+        tools={"Agent": AgentTool(agents, home=home)},
+        ui=Asker(),  # type: ignore[arg-type]
+        cwd=project,
+        permissions=lambda name, tool_input: explain(name, tool_input, {"allow": ["Agent(rev)"]}, project),
+    )
+    try:
+        assert await run_turn(session, "review it") == "done"
+    finally:
+        await provider.aclose()
+    main_second = script.requests["main"][1]
+    assert tool_messages(main_second) == ['Summary of sub-agent "rev":\n\nSub summary.']
+    assert script.requests["rev"][0]["messages"][-1] == {"role": "user", "content": "review a.py"}
