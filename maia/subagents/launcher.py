@@ -380,12 +380,14 @@ def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -
         )
     elif result.aborted:
         result.error = _("The sub-agent was interrupted.")
+    elif done is None and result.stderr_tail:
+        result.error = _(
+            "The sub-agent process ended without a result ({status}).\nEnd of its error output:\n{tail}"
+        ).format(status=run.exit_description(), tail=result.stderr_tail)
     elif done is None:
         result.error = _("The sub-agent process ended without a result ({status}).").format(
             status=run.exit_description()
         )
-        if result.stderr_tail:
-            result.error += "\n" + _("End of its error output:\n{tail}").format(tail=result.stderr_tail)
     elif done.get("ok") is True:
         result.ok = True
     else:
