@@ -23,7 +23,6 @@ from maia.contracts import (
     AskAnswer,
     ChatRequest,
     Done,
-    LLMProvider,
     Message,
     TextBlock,
     TextDelta,
@@ -190,12 +189,16 @@ class ChildUI:
 
 @dataclass(slots=True)
 class ChildSession:
-    """The sub-agent's conversation, the definition's own warnings, and the last messages seen."""
+    """The sub-agent's conversation, how to close it, the definition's own warnings, the last messages seen."""
 
     agent: AgentSession
-    provider: LLMProvider
+    closer: Callable[[], Awaitable[None]]
     warnings: list[str] = field(default_factory=list)
     latest: list[Message] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Release the provider (and whatever the conversation holds)."""
+        await self.closer()
 
     def snapshot(self, session: AgentSession) -> int:
         """Keep the conversation as it grows: a cancelled turn rolls it back, a trace still wants it."""
@@ -228,7 +231,7 @@ def _filter_tools(
     return {name: tool for name, tool in available.items() if name in kept}  # the usual order
 
 
-def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
+async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     """The sub-agent's conversation, from disk and the definition (the one place the child builds it).
 
     Built-in tools, custom tools, skills and permission rules are reloaded from disk, then the
@@ -294,7 +297,7 @@ def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         permissions=check,
         max_iterations=definition.max_iterations,
     )
-    child = ChildSession(agent, provider, warnings)
+    child = ChildSession(agent, provider.aclose, warnings)
     agent.count_context = child.snapshot
     return child
 
@@ -378,7 +381,7 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
         )
 
     try:
-        child = build_child_session(spec, ui)
+        child = await build_child_session(spec, ui)
         for warning in child.warnings:
             ui.log("warn", warning)
         summary = await run_child_turn(child, spec.task, ui)
@@ -400,7 +403,7 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
     finally:
         if child is not None:
             with contextlib.suppress(Exception):
-                await child.provider.aclose()
+                await child.aclose()
 
 
 async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> None:
