@@ -15,6 +15,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "agents": ("maia.commands.agents:agents", "List, show and create sub-agents (AGENT.md)."),
     "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
     "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),

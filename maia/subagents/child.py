@@ -1,0 +1,462 @@
+"""The sub-agent process (§20.3): ``python -m maia --subagent``, driven by its parent over stdin/stdout.
+
+The protocol pipes are moved off file descriptors 0 and 1 at start: stdin becomes /dev/null and stdout
+goes to stderr, so nothing a library or a tool prints can corrupt the protocol. Losing the parent (end
+of stdin) or an ``abort`` cancels the run: its tools' process groups are killed on the way out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
+from maia.contracts import (
+    AskAnswer,
+    ChatRequest,
+    Done,
+    Message,
+    TextBlock,
+    TextDelta,
+    Tool,
+    ToolsProgress,
+    ToolUseBlock,
+    Usage,
+)
+from maia.errors import MaiaError, RateLimited
+from maia.i18n import _
+from maia.subagents import protocol
+from maia.subagents.protocol import ChildSpec, ProtocolError
+
+FINAL_SUMMARY_TOKENS = 4000
+RATE_LIMIT_RETRIES = 5
+RATE_LIMIT_MAX_WAIT = 300.0
+DEFAULT_WAITS = (5.0, 10.0, 20.0, 40.0, 60.0)
+T = TypeVar("T")
+
+
+class ChannelClosed(Exception):
+    """The parent is gone: its end of a pipe is closed."""
+
+
+class Channel:
+    """The child's end of the protocol: lines read by a thread, written directly."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._queue: asyncio.Queue[bytes | None] | None = None
+
+    def start(self) -> None:
+        """Start reading (call from the running event loop)."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._queue = queue
+
+        def read() -> None:
+            def post(item: bytes | None) -> None:
+                with contextlib.suppress(RuntimeError):  # the loop is already closed: the child is ending
+                    loop.call_soon_threadsafe(queue.put_nowait, item)
+
+            try:
+                with os.fdopen(self._read_fd, "rb") as stream:
+                    for line in stream:
+                        post(line)
+            except (OSError, ValueError):
+                pass
+            post(None)
+
+        threading.Thread(target=read, name="maia-subagent-channel", daemon=True).start()
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next message from the parent; None when the pipe is closed."""
+        assert self._queue is not None, "call start() first"
+        while True:
+            line = await self._queue.get()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            try:
+                return protocol.decode(line)
+            except ProtocolError as error:
+                print(f"maia sub-agent: ignored a line from the parent ({error})", file=sys.stderr)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one message; ChannelClosed when the parent is gone."""
+        data = memoryview(protocol.encode(message))
+        try:
+            while data:
+                written = os.write(self._write_fd, data)
+                data = data[written:]
+        except OSError as error:  # BrokenPipeError and friends
+            raise ChannelClosed(str(error)) from None
+
+
+class ChildUI:
+    """Shows nothing; warnings go to the parent as logs, questions are asked through the parent."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.closed = False  # aborted or parent gone: every question is refused
+        self.lost = False  # the parent is gone: nothing can be sent any more
+        self._next_id = 0
+        self._pending: dict[int, asyncio.Future[bool]] = {}
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send to the parent unless it is gone; False when it could not be sent."""
+        if self.lost:
+            return False
+        try:
+            self.channel.send(message)
+        except ChannelClosed:
+            self.lost = True
+            return False
+        return True
+
+    def log(self, level: str, message: str) -> None:
+        """A line for the parent's interface."""
+        self.send(protocol.log(level, message))
+
+    def answer(self, request_id: Any, ok: bool) -> None:
+        """The parent's answer to a question."""
+        future = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if future is not None and not future.done():
+            future.set_result(ok)
+
+    def refuse_all(self) -> None:
+        """Abort or lost parent: every open and future question is answered no."""
+        self.closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result(False)
+
+    async def confirm(self, message: str) -> bool:
+        """Ask the parent's user; no when the run is being stopped."""
+        if self.closed:
+            return False
+        self._next_id += 1
+        request_id = self._next_id
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            if not self.send(protocol.confirm(request_id, message)):
+                return False
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def ask(self, message: str) -> AskAnswer:
+        """A tool call question: yes or no (a sub-agent's user cannot answer stop)."""
+        return "yes" if await self.confirm(message) else "no"
+
+    def on_warning(self, message: str) -> None:
+        """Warnings reach the parent's interface."""
+        self.log("warn", message)
+
+    def on_thinking(self, thinking: bool) -> None:
+        """Nothing to show."""
+
+    def on_text(self, text: str) -> None:
+        """Nothing to show."""
+
+    def on_text_end(self) -> None:
+        """Nothing to show."""
+
+    def on_reasoning(self, text: str) -> None:
+        """Nothing to show."""
+
+    def on_tool_call(self, name: str, summary: str) -> None:
+        """Nothing to show."""
+
+    def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
+        """Nothing to show."""
+
+    def on_context_usage(self, tokens: int) -> None:
+        """Nothing to show."""
+
+    def on_tools_running(self, progress: ToolsProgress | None) -> None:
+        """Nothing to show."""
+
+
+@dataclass(slots=True)
+class ChildSession:
+    """The sub-agent's conversation, how to close it, the definition's own warnings, the last messages seen."""
+
+    agent: AgentSession
+    closer: Callable[[], Awaitable[None]]
+    warnings: list[str] = field(default_factory=list)
+    latest: list[Message] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Release the provider (and whatever the conversation holds)."""
+        await self.closer()
+
+    def snapshot(self, session: AgentSession) -> int:
+        """Keep the conversation as it grows: a cancelled turn rolls it back, a trace still wants it."""
+        self.latest = list(session.messages)
+        return 0
+
+    def messages(self) -> list[Message]:
+        """The fullest view of the conversation (after a rollback, the snapshot)."""
+        current = self.agent.messages
+        return list(current) if len(current) >= len(self.latest) else list(self.latest)
+
+
+def _filter_tools(
+    tools: dict[str, Tool], wanted: tuple[str, ...] | None, warnings: list[str], path: Path
+) -> dict[str, Tool]:
+    """The definition's tools (names ignore case); never Agent."""
+    available = {name: tool for name, tool in tools.items() if name != "Agent"}
+    if wanted is None:
+        return available
+    by_lower = {name.lower(): name for name in available}
+    kept: dict[str, Tool] = {}
+    for name in wanted:
+        real = by_lower.get(name.lower())
+        if real is None:
+            warnings.append(
+                _('the tool "{tool}" named in {path} does not exist here; ignored.').format(tool=name, path=path)
+            )
+            continue
+        kept[real] = available[real]
+    return {name: tool for name, tool in available.items() if name in kept}  # the usual order
+
+
+async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
+    """The sub-agent's conversation, from disk and the definition (the one place the child builds it).
+
+    Built-in tools, custom tools, skills and permission rules are reloaded from disk, then the
+    definition applies: its tool and skill filters, its rules added to the inherited ones (a deny
+    or ask is never lifted), MAIA.md unless ``omitMd``. MAIA's application layer replaces this.
+    """
+    from maia.agent_setup import build_agent
+    from maia.config import load_settings
+    from maia.permissions.engine import Decision, explain
+    from maia.permissions.rules import merge, parse_rules
+    from maia.provider.litellm import LiteLLMProvider
+    from maia.provider.models import ModelInfo, list_models
+    from maia.skills import SkillTool
+    from maia.subagents.prompt import build_subagent_prompt
+
+    definition = spec.definition
+    settings = load_settings(spec.home)
+    provider = LiteLLMProvider(settings, spec.model)
+
+    async def models() -> list[ModelInfo]:
+        return await list_models(settings)
+
+    setup = build_agent(spec.cwd, spec.home, list_models=models)
+    warnings: list[str] = []
+    skills = dict(setup.skills)
+    tools = dict(setup.tools)
+    if definition.skills is not None:
+        by_lower = {name.lower(): name for name in skills}
+        for name in definition.skills:
+            if name.lower() not in by_lower:
+                warnings.append(
+                    _('the skill "{skill}" named in {path} does not exist; ignored.').format(
+                        skill=name, path=definition.path
+                    )
+                )
+        chosen = {by_lower[n.lower()] for n in definition.skills if n.lower() in by_lower}
+        skills = {name: skill for name, skill in skills.items() if name in chosen}
+        tools.pop("Skill", None)
+        if skills:
+            tools["Skill"] = SkillTool(skills)
+    tools = _filter_tools(tools, definition.tools, warnings, definition.path)
+    own = parse_rules({k: list(v) for k, v in definition.permissions.items()}, where=str(definition.path))
+    extra = parse_rules({"allow": list(spec.extra_allow)}, where="--allow")
+    warnings.extend(own.warnings + extra.warnings)
+    ruleset = merge([setup.ruleset, own.ruleset, extra.ruleset])
+    cwd = spec.cwd
+
+    def check(name: str, tool_input: Any) -> Decision:
+        return explain(name, tool_input, ruleset, cwd)
+
+    system = build_subagent_prompt(
+        definition,
+        cwd,
+        context=None if definition.omit_md else setup.context_file,
+        skills=[(s.name, s.description) for s in skills.values()] if "Skill" in tools else [],
+    )
+    agent = AgentSession(
+        provider=provider,
+        system=system,
+        tools=tools,
+        ui=ui,
+        cwd=cwd,
+        permissions=check,
+        max_iterations=definition.max_iterations,
+    )
+    child = ChildSession(agent, provider.aclose, warnings)
+    agent.count_context = child.snapshot
+    return child
+
+
+async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
+    """Run ``attempt(n)``; on HTTP 429 wait as the server asks (told to the parent) and try again."""
+    failures = 0
+    while True:
+        try:
+            return await attempt(failures)
+        except RateLimited as error:
+            failures += 1
+            delay = error.retry_after if error.retry_after is not None else DEFAULT_WAITS[min(failures, 5) - 1]
+            if failures > RATE_LIMIT_RETRIES or delay > RATE_LIMIT_MAX_WAIT:
+                raise
+            ui.log("info", _("Rate-limited: trying again in {seconds:g} s.").format(seconds=delay))
+            await asyncio.sleep(delay)
+
+
+async def request_final_summary(session: AgentSession, ui: ChildUI) -> str:
+    """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation."""
+    from maia.subagents.prompt import FINAL_SUMMARY_REQUEST
+
+    add_request(session, FINAL_SUMMARY_REQUEST)
+    request = ChatRequest(
+        session.system, list(session.messages), [t.spec for t in session.tools.values()], FINAL_SUMMARY_TOKENS
+    )
+
+    async def ask(_attempt: int) -> str:
+        text: list[str] = []
+        async for event in session.provider.chat(request):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+            elif isinstance(event, Usage):
+                session.usage.append(event)
+            elif isinstance(event, Done):
+                break
+        return "".join(text).strip()  # tool calls are ignored: they cannot run any more
+
+    summary = await _retrying(ui, ask)
+    session.messages.append(Message("assistant", [TextBlock(summary)]))
+    session.merge_next = False
+    return summary
+
+
+async def run_child_turn(child: ChildSession, task: str, ui: ChildUI) -> str:
+    """Run the task within the effort's budget; the final summary (asked for when missing)."""
+    session = child.agent
+
+    async def turn(attempt: int) -> str:
+        if attempt and session.can_resume:
+            return await resume_turn(session, max_iterations=session.max_iterations)
+        return await run_turn(session, task, max_iterations=session.max_iterations)
+
+    result = await _retrying(ui, turn)
+    summary = final_text(session).strip() if result == "done" else ""
+    if not summary:
+        summary = await request_final_summary(session, ui)
+    return summary
+
+
+def count_tool_calls(messages: list[Message]) -> int:
+    """How many tools the sub-agent called."""
+    return sum(1 for m in messages for b in m.content if isinstance(b, ToolUseBlock))
+
+
+async def _work(spec: ChildSpec, ui: ChildUI) -> int:
+    child: ChildSession | None = None
+
+    def finish(ok: bool, summary: str = "", error: str | None = None) -> None:
+        messages = child.messages() if child is not None else []
+        ui.send(
+            protocol.done(
+                ok=ok,
+                summary=summary,
+                error=error,
+                messages=messages if spec.definition.trace else (),
+                tool_calls=count_tool_calls(messages),
+                model=spec.model,
+            )
+        )
+
+    try:
+        child = await build_child_session(spec, ui)
+        for warning in child.warnings:
+            ui.log("warn", warning)
+        summary = await run_child_turn(child, spec.task, ui)
+        if not summary:
+            finish(False, error=_("The sub-agent finished without writing a final answer."))
+            return 1
+        finish(True, summary)
+        return 0
+    except asyncio.CancelledError:
+        finish(False, error=_("Interrupted: the sub-agent was stopped before the end of its task."))
+        return 130
+    except MaiaError as error:
+        finish(False, error=f"{error.message}\n{error.hint}" if error.hint else error.message)
+        return 1
+    except Exception as error:  # a bug: the parent gets the message, stderr the traceback
+        traceback.print_exc()
+        finish(False, error=_("Internal error in the sub-agent: {error}").format(error=error or type(error).__name__))
+        return 1
+    finally:
+        if child is not None:
+            with contextlib.suppress(Exception):
+                await child.aclose()
+
+
+async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> None:
+    while True:
+        message = await channel.receive()
+        if message is None:  # the parent is gone: stop everything
+            ui.lost = True
+            ui.refuse_all()
+            work.cancel()
+            return
+        kind = message.get("type")
+        if kind == "confirm-result":
+            ui.answer(message.get("id"), message.get("ok") is True)
+        elif kind == "abort":
+            ui.refuse_all()
+            work.cancel()
+            return
+
+
+async def serve(channel: Channel) -> int:
+    """Wait for ``start``, run the task, send ``done``; the exit status."""
+    channel.start()
+    first = await channel.receive()
+    if first is None:
+        return 1
+    ui = ChildUI(channel)
+    if first.get("type") != "start":
+        ui.send(protocol.done(ok=False, error=f"expected a start message, got {first.get('type')!r}"))
+        return 2
+    try:
+        spec = ChildSpec.from_json(first.get("spec"))
+    except ProtocolError as error:
+        ui.send(protocol.done(ok=False, error=str(error)))
+        return 2
+    work = asyncio.create_task(_work(spec, ui))
+    listener = asyncio.create_task(_listen(channel, ui, work))
+    try:
+        return await work
+    finally:
+        listener.cancel()
+
+
+def main() -> int:
+    """Entry point of ``python -m maia --subagent``."""
+    if os.isatty(0):
+        print("This is the process MAIA starts for a sub-agent; run `maia` instead.", file=sys.stderr)
+        return 2
+    read_fd, write_fd = os.dup(0), os.dup(1)  # not inherited by the tools' processes (PEP 446)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)  # stray prints go to stderr, never into the protocol
+    try:
+        return asyncio.run(serve(Channel(read_fd, write_fd)))
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,618 @@
+"""Sub-agent definitions (§20.1): ``<agents dir>/<name>/AGENT.md``, a YAML header and four sections.
+
+Project agents (``./.maia/agents``) replace user agents (``~/.maia/agents``) of the same name. A broken
+definition never stops the others: it is skipped with a warning naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from maia.i18n import _
+from maia.permissions.rules import FAMILIES, RuleSyntaxError, parse_rule
+
+Effort: TypeAlias = Literal["low", "medium", "high"]
+Scope: TypeAlias = Literal["project", "user"]
+
+# Model calls a sub-agent may make, by effort (§24).
+EFFORT_ITERATIONS: dict[str, int] = {"low": 10, "medium": 25, "high": 50}
+MAX_NAME = 64
+AGENT_FILES = ("AGENT.md", "agent.md")
+KNOWN_KEYS = ("name", "description", "model", "tools", "permissions", "effort", "skills", "omitmd", "trace")
+_SHOWN_KEYS = {"omitmd": "omitMd"}
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_LIST_ITEM = re.compile(r"^[^\s,]+$")
+
+# Section titles, normalised (case and accents ignored, a final "(…)" removed).
+SECTION_TITLES: dict[str, str] = {
+    "instructions system": "instructions",
+    "instructions systeme": "instructions",
+    "system instructions": "instructions",
+    "missions": "missions",
+    "mission": "missions",
+    "constraints": "constraints",
+    "constraint": "constraints",
+    "contraintes": "constraints",
+    "contrainte": "constraints",
+    "output": "output",
+}
+SECTION_NAMES = {
+    "instructions": "Instructions system",
+    "missions": "Missions",
+    "constraints": "Constraints",
+    "output": "Output",
+}
+REQUIRED_SECTIONS = ("instructions", "missions", "output")
+
+
+class DefinitionError(ValueError):
+    """An AGENT.md that cannot be used; the message says what is wrong and how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDefinition:
+    """One valid sub-agent."""
+
+    name: str
+    description: str
+    path: Path
+    scope: Scope
+    instructions: str
+    missions: str
+    output: str
+    constraints: str | None = None
+    model: str | None = None
+    tools: tuple[str, ...] | None = None  # None: every tool of the main agent (never Agent)
+    skills: tuple[str, ...] | None = None  # None: every skill; (): none
+    permissions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    effort: Effort = "medium"
+    omit_md: bool = False
+    trace: bool = False
+
+    @property
+    def max_iterations(self) -> int:
+        """Model calls allowed by the effort: 10, 25 or 50."""
+        return EFFORT_ITERATIONS[self.effort]
+
+    def to_json(self) -> dict[str, Any]:
+        """The definition as JSON (sent to the child process, printed by ``maia agents``)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "path": str(self.path),
+            "scope": self.scope,
+            "model": self.model,
+            "tools": list(self.tools) if self.tools is not None else None,
+            "skills": list(self.skills) if self.skills is not None else None,
+            "permissions": {k: list(v) for k, v in self.permissions.items()},
+            "effort": self.effort,
+            "omitMd": self.omit_md,
+            "trace": self.trace,
+            "instructions": self.instructions,
+            "missions": self.missions,
+            "constraints": self.constraints,
+            "output": self.output,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AgentDefinition:
+        """The definition back from :meth:`to_json` (KeyError/TypeError/ValueError when malformed)."""
+        effort = str(data.get("effort") or "medium")
+        if effort not in EFFORT_ITERATIONS:
+            raise ValueError(f"bad effort {effort!r}")
+        scope: Scope = "user" if data.get("scope") == "user" else "project"
+        tools, skills = data.get("tools"), data.get("skills")
+        return cls(
+            name=str(data["name"]),
+            description=str(data["description"]),
+            path=Path(str(data["path"])),
+            scope=scope,
+            instructions=str(data["instructions"]),
+            missions=str(data["missions"]),
+            output=str(data["output"]),
+            constraints=str(data["constraints"]) if data.get("constraints") else None,
+            model=str(data["model"]) if data.get("model") else None,
+            tools=tuple(str(t) for t in tools) if tools is not None else None,
+            skills=tuple(str(s) for s in skills) if skills is not None else None,
+            permissions={str(k): tuple(str(r) for r in v) for k, v in dict(data.get("permissions") or {}).items()},
+            effort=effort,  # type: ignore[arg-type]  # checked above
+            omit_md=bool(data.get("omitMd")),
+            trace=bool(data.get("trace")),
+        )
+
+
+@dataclass(slots=True)
+class LoadedAgents:
+    """The agents that loaded (by name), a warning per problem, and why each skipped folder was skipped."""
+
+    agents: dict[str, AgentDefinition] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # folder name → the warning that skipped it
+
+    def __iter__(self) -> Iterator[Any]:
+        """``agents, warnings = load_agents(...)`` works."""
+        yield self.agents
+        yield self.warnings
+
+    def find(self, name: str) -> AgentDefinition | None:
+        """The agent called ``name``, ignoring case."""
+        return find_agent(self.agents, name)
+
+
+def find_agent(agents: Mapping[str, AgentDefinition], name: str) -> AgentDefinition | None:
+    """The agent called ``name`` (exact first, then ignoring case)."""
+    if name in agents:
+        return agents[name]
+    lowered = name.lower()
+    return next((a for n, a in agents.items() if n.lower() == lowered), None)
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an agent's name, or None when it can."""
+    if not name:
+        return _("an agent name cannot be empty")
+    if len(name) > MAX_NAME:
+        return _("an agent name has at most {max} characters ({count} given)").format(max=MAX_NAME, count=len(name))
+    if not _NAME.match(name):
+        return _("an agent name is made of letters, digits, _ . and - only, not {name!r}").format(name=name)
+    if name.startswith("."):
+        return _("an agent name cannot start with a dot")
+    return None
+
+
+# --- the file --------------------------------------------------------------------------------
+
+
+def _split_header(text: str) -> tuple[str, str, int]:
+    """(header, body, number of lines before the body); DefinitionError without a header."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise DefinitionError(
+            _("no YAML header: the file must start with a line ---, the header (name:, description: …), and ---")
+        )
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() == "---":
+            return "".join(lines[1:index]), "".join(lines[index + 1 :]), index + 1
+    raise DefinitionError(_("the YAML header is never closed: add a line --- after it"))
+
+
+def _load_header(header: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(header) if header.strip() else {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = str(getattr(error, "problem", None) or error)
+        fix = _("check the indentation; put a value in quotes when it contains ': ' or ' #'")
+        if mark is not None:
+            raise DefinitionError(
+                _("invalid YAML header at line {line}: {problem}; fix: {fix}").format(
+                    line=mark.line + 2, problem=problem, fix=fix
+                )
+            ) from None
+        raise DefinitionError(
+            _("invalid YAML header: {problem}; fix: {fix}").format(problem=problem, fix=fix)
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise DefinitionError(_("the header must be key: value lines (name:, description: …)"))
+    return data
+
+
+def _scalar(value: Any) -> str | None:
+    """A YAML scalar as text (numbers included), None for anything else."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def split_list(text: str) -> list[str]:
+    """``a, b(c, d), e`` → ``["a", "b(c, d)", "e"]``: commas inside parentheses do not split."""
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    items.append("".join(current).strip())
+    return [item for item in items if item]
+
+
+def _list(value: Any, key: str, example: str) -> list[str] | None:
+    """A list written ``[a, b]``, ``- a`` lines or ``a, b``; None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return split_list(value)
+    if isinstance(value, list):
+        items: list[str] = []
+        for index, item in enumerate(value):
+            text = _scalar(item)
+            if text is None:
+                raise DefinitionError(
+                    _('"{key}": item {index} must be a plain name, not {value!r}; write e.g. {key}: {example}').format(
+                        key=key, index=index + 1, value=item, example=example
+                    )
+                )
+            items.extend(split_list(text))
+        return items
+    raise DefinitionError(
+        _('"{key}" must be a list, not {value!r}; write e.g. {key}: {example}').format(
+            key=key, value=value, example=example
+        )
+    )
+
+
+def _names(value: Any, key: str, example: str) -> tuple[str, ...] | None:
+    items = _list(value, key, example)
+    if items is None:
+        return None
+    for item in items:
+        if not _LIST_ITEM.match(item):
+            raise DefinitionError(
+                _('"{key}": {item!r} is not a name; separate names with commas, e.g. {key}: {example}').format(
+                    key=key, item=item, example=example
+                )
+            )
+    return tuple(dict.fromkeys(items))
+
+
+def _permissions(value: Any) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    example = "{allow: [Read, Grep], deny: [Bash]}"
+    if not isinstance(value, dict):
+        raise DefinitionError(
+            _('"permissions" must be a table of allow, ask and deny lists, e.g. permissions: {example}').format(
+                example=example
+            )
+        )
+    found: dict[str, tuple[str, ...]] = {}
+    for raw_key, rules in value.items():
+        family = str(raw_key).strip().lower()
+        if family not in FAMILIES:
+            raise DefinitionError(
+                _('"permissions.{key}" is not a rule list: use allow, ask or deny').format(key=raw_key)
+            )
+        items = _list(rules, f"permissions.{family}", "[Read, Grep]") or []
+        for rule in items:
+            try:
+                parse_rule(rule)
+            except RuleSyntaxError as error:
+                raise DefinitionError(_('"permissions.{family}": {error}').format(family=family, error=error)) from None
+        found[family] = (*found.get(family, ()), *items)
+    return found
+
+
+def _flag(value: Any, key: str, warnings: list[str]) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    warnings.append(
+        _('"{key}" must be true or false, not {value!r}; false is used').format(
+            key=_SHOWN_KEYS.get(key, key), value=value
+        )
+    )
+    return False
+
+
+def _effort(value: Any, warnings: list[str]) -> Effort:
+    if value is None:
+        return "medium"
+    text = str(value).strip().lower()
+    if text == "low":
+        return "low"
+    if text == "high":
+        return "high"
+    if text != "medium":
+        warnings.append(_('"effort" must be low, medium or high, not {value!r}; medium is used').format(value=value))
+    return "medium"
+
+
+# --- sections --------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_TRAILING_PARENS = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def normalise_title(title: str) -> str:
+    """``**Instructions Système (à lire)**:`` → ``instructions systeme``."""
+    text = title.strip(" \t*_:")
+    text = _TRAILING_PARENS.sub("", text).strip(" \t*_:")
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return " ".join(text.casefold().split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    text: str
+    number: int  # in the file, from 1
+    code: bool  # inside a fenced code block
+
+
+def _clean_lines(body: str, first_line: int) -> list[_Line]:
+    """The body's lines, HTML comments removed outside code blocks, code blocks marked."""
+    out: list[_Line] = []
+    fence: str | None = None
+    comment_start: int | None = None
+    for offset, raw in enumerate(body.splitlines()):
+        number = first_line + offset
+        if fence is not None:
+            match = _FENCE.match(raw)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None if not match.group(2).strip() else fence
+            out.append(_Line(raw, number, True))
+            continue
+        touched = comment_start is not None
+        text, pieces = raw, []
+        while text:
+            if comment_start is not None:
+                end = text.find("-->")
+                if end < 0:
+                    break
+                text, comment_start = text[end + 3 :], None
+            else:
+                start = text.find("<!--")
+                if start < 0:
+                    pieces.append(text)
+                    break
+                pieces.append(text[:start])
+                text, comment_start, touched = text[start + 4 :], number, True
+        line = "".join(pieces)
+        if touched and not line.strip():
+            continue  # a line that held only a comment disappears
+        match = _FENCE.match(line)
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = match.group(1)
+            out.append(_Line(line, number, True))
+            continue
+        out.append(_Line(line, number, False))
+    if comment_start is not None:
+        raise DefinitionError(
+            _("the HTML comment opened with <!-- at line {line} is never closed: add --> after it").format(
+                line=comment_start
+            )
+        )
+    return out
+
+
+def parse_sections(body: str, first_line: int = 1) -> dict[str, str]:
+    """The recognised sections of a body by key (``instructions``, ``missions``, ``constraints``, ``output``)."""
+    lines = _clean_lines(body, first_line)
+    headings: list[tuple[int, int, str | None]] = []  # (index, level, section key)
+    for index, line in enumerate(lines):
+        if line.code:
+            continue
+        match = _HEADING.match(line.text)
+        if match:
+            headings.append((index, len(match.group(1)), SECTION_TITLES.get(normalise_title(match.group(2) or ""))))
+    sections: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for position, (index, level, key) in enumerate(headings):
+        if key is None:
+            continue
+        if key in sections:
+            raise DefinitionError(
+                _('the section "{section}" appears twice (lines {first} and {second}): keep one').format(
+                    section=SECTION_NAMES[key], first=where[key], second=lines[index].number
+                )
+            )
+        end = len(lines)
+        for other_index, other_level, other_key in headings[position + 1 :]:
+            if other_level <= level or other_key is not None:
+                end = other_index
+                break
+        sections[key] = "\n".join(line.text for line in lines[index + 1 : end]).strip()
+        where[key] = lines[index].number
+    return sections
+
+
+# --- one definition --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ParsedAgent:
+    """A definition and the non-fatal remarks about it."""
+
+    definition: AgentDefinition
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_agent(path: Path, scope: Scope = "project", folder_name: str | None = None) -> ParsedAgent:
+    """Read one AGENT.md; DefinitionError says why it cannot be used."""
+    folder = folder_name or path.parent.name
+    problem = name_problem(folder)
+    if problem is not None:
+        raise DefinitionError(
+            _("the folder name is not a valid agent name: {problem}; rename the folder").format(problem=problem)
+        )
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DefinitionError(_("cannot read the file: {error}").format(error=error)) from None
+    header_text, body, header_lines = _split_header(text)
+    raw = _load_header(header_text)
+    warnings: list[str] = []
+    header: dict[str, Any] = {}
+    for raw_key, value in raw.items():
+        key = str(raw_key).strip().lower()
+        if key in header:
+            warnings.append(
+                _('the key "{key}" is given twice (keys ignore case); the last one is used').format(key=raw_key)
+            )
+        if key not in KNOWN_KEYS:
+            close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+            hint = _(' (did you mean "{key}"?)').format(key=_SHOWN_KEYS.get(close[0], close[0])) if close else ""
+            warnings.append(_('unknown key "{key}" ignored{hint}').format(key=raw_key, hint=hint))
+            continue
+        header[key] = value
+    name = _agent_name(header.get("name"), folder, warnings)
+    description = header.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise DefinitionError(
+            _(
+                '"description" is required: say what the agent does and when to use it, e.g. '
+                "description: Reviews code for security problems"
+            )
+        )
+    model_value = header.get("model")
+    model = _scalar(model_value) if model_value is not None else None
+    if model_value is not None and model is None:
+        raise DefinitionError(
+            _('"model" must be one model name or fragment, not {value!r}; e.g. model: sonnet').format(value=model_value)
+        )
+    tools = _names(header.get("tools"), "tools", "Read, Grep, Glob")
+    if tools is not None and any(t.lower() == "agent" for t in tools):
+        warnings.append(_('"tools": a sub-agent never gets the Agent tool; Agent is left out'))
+        tools = tuple(t for t in tools if t.lower() != "agent")
+    skills = _names(header.get("skills"), "skills", "[api-docs, testing-guide]")
+    permissions = _permissions(header.get("permissions"))
+    effort = _effort(header.get("effort"), warnings)
+    omit_md = _flag(header.get("omitmd"), "omitmd", warnings)
+    trace = _flag(header.get("trace"), "trace", warnings)
+    sections = parse_sections(body, header_lines + 1)
+    missing = [SECTION_NAMES[key] for key in REQUIRED_SECTIONS if key not in sections]
+    if missing:
+        raise DefinitionError(
+            _(
+                "missing section(s): {names}; add a Markdown heading for each (e.g. # {first}) followed by its text"
+            ).format(names=", ".join(missing), first=missing[0])
+        )
+    empty = [SECTION_NAMES[key] for key in REQUIRED_SECTIONS if not sections[key]]
+    if empty:
+        raise DefinitionError(
+            _("empty section(s): {names}; write their text under the heading").format(names=", ".join(empty))
+        )
+    definition = AgentDefinition(
+        name=name,
+        description=" ".join(description.split()),
+        path=path,
+        scope=scope,
+        instructions=sections["instructions"],
+        missions=sections["missions"],
+        output=sections["output"],
+        constraints=sections.get("constraints") or None,
+        model=model or None,
+        tools=tools,
+        skills=skills,
+        permissions=permissions,
+        effort=effort,
+        omit_md=omit_md,
+        trace=trace,
+    )
+    return ParsedAgent(definition, warnings)
+
+
+def _agent_name(value: Any, folder: str, warnings: list[str]) -> str:
+    if value is None:
+        warnings.append(_('no "name" in the header: the folder name is used; add name: {folder}').format(folder=folder))
+        return folder
+    if not isinstance(value, str):
+        raise DefinitionError(_('"name" must be text: write it in quotes, e.g. name: "{folder}"').format(folder=folder))
+    if value.strip() != folder:
+        raise DefinitionError(
+            _('"name" is {name!r} but the folder is {folder!r}: they must be the same; write name: {folder}').format(
+                name=value.strip(), folder=folder
+            )
+        )
+    return folder
+
+
+# --- every definition ------------------------------------------------------------------------
+
+
+def agent_dirs(home: Path, launch: Path) -> list[tuple[Scope, Path]]:
+    """Where agents are looked for, the user's first (the project's replace them by name)."""
+    return [("user", home / "agents"), ("project", launch / ".maia" / "agents")]
+
+
+def load_agents(home: Path, launch: Path) -> LoadedAgents:
+    """Every valid agent of ``~/.maia/agents`` and ``./.maia/agents``; a warning per problem."""
+    loaded = LoadedAgents()
+    found: dict[str, AgentDefinition] = {}  # lower-case name → definition
+    seen: set[Path] = set()
+    for scope, base in agent_dirs(home, launch):
+        try:
+            real = base.resolve()
+            if real in seen or not base.is_dir():
+                continue
+            seen.add(real)
+            folders = sorted((p for p in base.iterdir() if p.is_dir()), key=lambda p: p.name)
+        except OSError as error:
+            loaded.warnings.append(_("{path}: cannot list the agents ({error}).").format(path=base, error=error))
+            continue
+        in_scope: set[str] = set()
+        for folder in folders:
+            if folder.name.startswith("."):
+                continue
+            path = next((folder / n for n in AGENT_FILES if (folder / n).is_file()), None)
+            if path is None:
+                message = _("{folder}: no AGENT.md in this folder; ignored.").format(folder=folder)
+                loaded.warnings.append(message)
+                loaded.skipped[folder.name] = message
+                continue
+            try:
+                parsed = parse_agent(path, scope)
+            except DefinitionError as error:
+                message = _("{path}: {error}; agent ignored.").format(path=path, error=error)
+                loaded.warnings.append(message)
+                loaded.skipped[folder.name] = message
+                continue
+            loaded.warnings.extend(_("{path}: {warning}.").format(path=path, warning=w) for w in parsed.warnings)
+            key = parsed.definition.name.lower()
+            if key in in_scope:
+                message = _(
+                    "{path}: another agent of this folder has the same name (names ignore case); ignored."
+                ).format(path=path)
+                loaded.warnings.append(message)
+                loaded.skipped[folder.name] = message
+                continue
+            in_scope.add(key)
+            found[key] = parsed.definition  # the project's replaces the user's
+    loaded.agents = {a.name: a for a in sorted(found.values(), key=lambda a: a.name.lower())}
+    return loaded
+
+
+def agent_lines(agents: Sequence[AgentDefinition] | Mapping[str, AgentDefinition]) -> list[str]:
+    """``name (project): description`` per agent, for ``/agents``, ``&`` and the start-up log."""
+    values = list(agents.values()) if isinstance(agents, Mapping) else list(agents)
+    scopes = {"project": _("project"), "user": _("user")}
+    return [
+        _("{name} ({scope}): {description}").format(name=a.name, scope=scopes[a.scope], description=a.description)
+        for a in values
+    ]
+
+
+def loaded_message(agents: Mapping[str, AgentDefinition]) -> str | None:
+    """The start-up INFO: ``Sub-agents loaded:`` and one agent per line; None without agents."""
+    if not agents:
+        return None
+    return _("Sub-agents loaded:") + "".join(f"\n- {line}" for line in agent_lines(agents))

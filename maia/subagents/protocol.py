@@ -1,0 +1,134 @@
+"""The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
+
+parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
+child → parent: ``confirm {id, message}``, ``log {level, message}``,
+``done {ok, summary, error, messages, toolCalls, model}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from maia.contracts import Message, message_to_dict
+from maia.subagents.definitions import AgentDefinition
+
+SUBAGENT_FLAG = "--subagent"  # ``python -m maia --subagent``: the hidden child mode
+PROTOCOL_VERSION = 1
+MAX_LINE = 256 * 1024 * 1024  # a done message carries the whole conversation when traced
+
+
+class ProtocolError(ValueError):
+    """A line that is not a protocol message."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """What the child needs to run: the definition, the task, where, with which model."""
+
+    definition: AgentDefinition
+    task: str
+    cwd: Path
+    home: Path
+    model: str
+    parent_session: str | None = None
+    extra_allow: tuple[str, ...] = ()  # rules the parent run added (``maia ask --allow``)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``spec`` of a start message."""
+        return {
+            "version": PROTOCOL_VERSION,
+            "definition": self.definition.to_json(),
+            "task": self.task,
+            "cwd": str(self.cwd),
+            "home": str(self.home),
+            "model": self.model,
+            "parentSession": self.parent_session,
+            "extraAllow": list(self.extra_allow),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ChildSpec:
+        """The spec back from a start message; ProtocolError when malformed."""
+        try:
+            if not isinstance(data, dict):
+                raise TypeError("not an object")
+            extra = data.get("extraAllow") or []
+            return cls(
+                definition=AgentDefinition.from_json(data["definition"]),
+                task=str(data["task"]),
+                cwd=Path(str(data["cwd"])),
+                home=Path(str(data["home"])),
+                model=str(data["model"]),
+                parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
+                extra_allow=tuple(str(r) for r in extra),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ProtocolError(f"malformed start message: {error}") from None
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One message as a line of UTF-8 JSON."""
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """One line back to a message; ProtocolError for anything else."""
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ProtocolError(f"not JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise ProtocolError("not a protocol message (an object with a type)")
+    return data
+
+
+def start(spec: ChildSpec) -> dict[str, Any]:
+    """parent → child: run this."""
+    return {"type": "start", "spec": spec.to_json()}
+
+
+def confirm_result(request_id: int, ok: bool) -> dict[str, Any]:
+    """parent → child: the user's answer to a confirmation."""
+    return {"type": "confirm-result", "id": request_id, "ok": ok}
+
+
+def abort() -> dict[str, Any]:
+    """parent → child: stop now (Ctrl+C, time limit)."""
+    return {"type": "abort"}
+
+
+def confirm(request_id: int, message: str) -> dict[str, Any]:
+    """child → parent: ask the user this yes/no question."""
+    return {"type": "confirm", "id": request_id, "message": message}
+
+
+def log(level: str, message: str) -> dict[str, Any]:
+    """child → parent: something to show (``info`` or ``warn``)."""
+    return {"type": "log", "level": level, "message": message}
+
+
+def done(
+    *,
+    ok: bool,
+    summary: str = "",
+    error: str | None = None,
+    messages: Sequence[Message] = (),
+    tool_calls: int = 0,
+    model: str = "",
+) -> dict[str, Any]:
+    """child → parent: the end (the messages travel only when the parent must write a trace)."""
+    data: dict[str, Any] = {
+        "type": "done",
+        "ok": ok,
+        "summary": summary,
+        "messages": [message_to_dict(m) for m in messages],
+        "toolCalls": tool_calls,
+        "model": model,
+    }
+    if error is not None:
+        data["error"] = error
+    return data
