@@ -361,7 +361,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
 
 async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> str:
     """The prompt to send: ``§skill`` resolved, ``@`` files and piped input attached as data."""
-    prepared = app.prepare(options.prompt, Allowed(bang=False, slash=False))
+    prepared = app.prepare(options.prompt, Allowed(bang=False, slash=False, agents=False))
     if isinstance(prepared, SkillList):
         names = ", ".join(sorted(app.skills)) or _("none")
         raise MaiaError(_("Give a skill name after §. Available skills: {names}.").format(names=names))

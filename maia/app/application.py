@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maia.agent import AgentSession, LimitCallback, TurnResult
 from maia.app.catalog import ModelCatalog, ModelMatch
@@ -105,10 +105,20 @@ class Application:
         self.provider = provider or get_provider(options.settings, options.model)
         self.skill_source = SkillSource(options.launch, options.home)
         if sources is None:
+            from maia.subagents.source import AgentSource
+
             sources = [
                 BuiltinSource(self.list_models),
                 CustomToolSource(options.launch, options.home),
                 self.skill_source,
+                AgentSource(
+                    options.launch,
+                    options.home,
+                    depth=options.depth,
+                    list_models=self.catalog.models,
+                    notify=self._notify,
+                    extra_allow=options.allow,
+                ),
                 *options.extra_sources,
             ]
         self.sources: list[ToolSource] = list(sources)
@@ -229,16 +239,26 @@ class Application:
             tools = [t for t in tools if options.tool_filter(t)]
         skills = self.skill_source.skills
         if options.skill_filter is not None:
+            from maia.skills import SkillTool
+
             skills = {k: v for k, v in skills.items() if options.skill_filter(v)}
-            if not skills:
-                tools = [t for t in tools if t.spec.name != "Skill"]
+            # the source's Skill tool knows every skill: the narrowed agent gets one that knows only its own
+            tools = [t for t in tools if t.spec.name != "Skill"]
+            if skills and (options.tool_filter is None or options.tool_filter(SkillTool(skills))):
+                tools.append(SkillTool(skills))
+        sections = [*options.prompt_sections]
+        for source in self.sources:  # a source may add a paragraph (the sub-agents it offers…)
+            section = getattr(source, "prompt_section", None)
+            text = section() if callable(section) else ""
+            if text:
+                sections.append(text)
         loadout = assemble(
             options.launch,
             options.home,
             tools,
             skills,
             extra_allow=options.allow,
-            prompt_sections=options.prompt_sections,
+            prompt_sections=sections,
             omit_context=options.omit_context,
         )
         if options.extra_rules is not None:
@@ -256,7 +276,9 @@ class Application:
         """Re-read settings' rules, instructions, custom tools and skills (``/clear``); long-lived
         sources (MCP servers) stay connected."""
         report = StartReport()
-        reloadable = [s for s in self.sources if isinstance(s, CustomToolSource | SkillSource)]
+        from maia.subagents.source import AgentSource
+
+        reloadable = [s for s in self.sources if isinstance(s, CustomToolSource | SkillSource | AgentSource)]
         for source in reloadable:
             result = await source.start()
             report.infos.extend(result.infos)
@@ -268,6 +290,41 @@ class Application:
         report.warnings.extend(loadout.warnings)
         report.notices.extend(loadout.notices)
         return report
+
+    @property
+    def agents(self) -> dict[str, Any]:
+        """The sub-agent definitions loaded (``&name``, ``/agents``)."""
+        from maia.subagents.source import AgentSource
+
+        source = next((s for s in self.sources if isinstance(s, AgentSource)), None)
+        return dict(source.agents) if source is not None else {}
+
+    async def run_agent_directly(self, name: str, task: str) -> Any:
+        """``&name task``: the sub-agent runs at once (no Agent tool, no question); its summary joins the
+        next request. UsageError (with the list) for an unknown name."""
+        from maia.subagents.tool import AgentInvocation, direct_context, run_direct
+
+        result = await run_direct(
+            AgentInvocation(name, task),
+            self.agents,
+            cwd=self.options.launch,
+            home=self.options.home,
+            parent_model=self.model,
+            parent_session=self.sessions.current_file or self.sessions.name,
+            ui=self.ui,
+            list_models=self.catalog.models,
+            notify=self._notify,
+            extra_allow=self.options.allow,
+        )
+        if result.ok:
+            self.attach(direct_context(result))
+        return result
+
+    def _notify(self, text: str) -> None:
+        """Information for the user from a tool (a sub-agent finished…): the UI's info line if it has one."""
+        info = getattr(self.ui, "info", None)
+        if callable(info):
+            info(text)
 
     def _tool_context(self, session: AgentSession) -> ToolContext:
         return ToolContext(

@@ -48,22 +48,31 @@ class Slash:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentCall:
+    """``&name task``: run a sub-agent directly; ``name`` None for ``&`` alone (list them)."""
+
+    name: str | None
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
 class Invalid:
     """Input that cannot be run as typed; the message says why."""
 
     message: str
 
 
-PreparedRequest = Prompt | Bang | SkillList | Slash | Invalid
+PreparedRequest = Prompt | Bang | SkillList | Slash | AgentCall | Invalid
 
 
 @dataclass(slots=True)
 class Allowed:
-    """Which forms a front end accepts (``maia ask`` runs no ``!`` and no ``/``: its prompt may come from
-    a script's untrusted input)."""
+    """Which forms a front end accepts (``maia ask`` runs no ``!``, ``/`` or ``&``: its prompt may come
+    from a script's untrusted input)."""
 
     bang: bool = True
     slash: bool = True
+    agents: bool = True
     references: bool = True
     extra: list[str] = field(default_factory=list)
 
@@ -71,7 +80,7 @@ class Allowed:
 def prepare_request(
     text: str, launch: Path, skills: Mapping[str, Skill], allowed: Allowed | None = None
 ) -> PreparedRequest:
-    """Classify and prepare one input: ``!`` > ``§`` > ``/`` > prompt with ``@`` references."""
+    """Classify and prepare one input: ``!`` > ``§`` > ``/`` > ``&`` > prompt with ``@`` references."""
     allowed = allowed or Allowed()
     if allowed.bang:
         bang = parse_bang(text)
@@ -88,6 +97,9 @@ def prepare_request(
     if allowed.slash and text.startswith("/") and not text.startswith("//"):
         name, _sep, args = text[1:].partition(" ")
         return Slash(name.strip().lower(), args.strip())
+    if allowed.agents and text.lstrip().startswith("&"):
+        words = text.strip()[1:].strip().split(None, 1)
+        return AgentCall(words[0] if words else None, words[1].strip() if len(words) > 1 else "")
     if not allowed.references:
         return Prompt(text)
     refs = resolve_references(text, launch)

@@ -15,7 +15,6 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
@@ -31,15 +30,13 @@ from maia.contracts import (
     ToolUseBlock,
     Usage,
 )
-from maia.errors import MaiaError, RateLimited
+from maia.errors import MaiaError, ProviderError, RateLimited
 from maia.i18n import _
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 
 FINAL_SUMMARY_TOKENS = 4000
-RATE_LIMIT_RETRIES = 5
 RATE_LIMIT_MAX_WAIT = 300.0
-DEFAULT_WAITS = (5.0, 10.0, 20.0, 40.0, 60.0)
 T = TypeVar("T")
 
 
@@ -211,110 +208,102 @@ class ChildSession:
         return list(current) if len(current) >= len(self.latest) else list(self.latest)
 
 
-def _filter_tools(
-    tools: dict[str, Tool], wanted: tuple[str, ...] | None, warnings: list[str], path: Path
-) -> dict[str, Tool]:
-    """The definition's tools (names ignore case); never Agent."""
-    available = {name: tool for name, tool in tools.items() if name != "Agent"}
-    if wanted is None:
-        return available
-    by_lower = {name.lower(): name for name in available}
-    kept: dict[str, Tool] = {}
-    for name in wanted:
-        real = by_lower.get(name.lower())
-        if real is None:
-            warnings.append(
-                _('the tool "{tool}" named in {path} does not exist here; ignored.').format(tool=name, path=path)
-            )
-            continue
-        kept[real] = available[real]
-    return {name: tool for name, tool in available.items() if name in kept}  # the usual order
-
-
 async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
-    """The sub-agent's conversation, from disk and the definition (the one place the child builds it).
+    """The sub-agent's conversation, opened by the application layer (the one place the child builds it).
 
     Built-in tools, custom tools, skills and permission rules are reloaded from disk, then the
     definition applies: its tool and skill filters, its rules added to the inherited ones (a deny
-    or ask is never lifted), MAIA.md unless ``omitMd``. MAIA's application layer replaces this.
+    or ask is never lifted), MAIA.md unless ``omitMd``; no session file, no nesting (depth 1).
     """
-    from maia.agent_setup import build_agent
+    from maia.app.application import Application, AppOptions
+    from maia.app.loadout import Loadout
     from maia.config import load_settings
-    from maia.permissions.engine import Decision, explain
-    from maia.permissions.rules import merge, parse_rules
-    from maia.provider.litellm import LiteLLMProvider
-    from maia.provider.models import ModelInfo, list_models
-    from maia.skills import SkillTool
+    from maia.permissions.rules import parse_rules
+    from maia.skills import Skill
     from maia.subagents.prompt import build_subagent_prompt
 
     definition = spec.definition
-    settings = load_settings(spec.home)
-    provider = LiteLLMProvider(settings, spec.model)
-
-    async def models() -> list[ModelInfo]:
-        return await list_models(settings)
-
-    setup = build_agent(spec.cwd, spec.home, list_models=models)
-    warnings: list[str] = []
-    skills = dict(setup.skills)
-    tools = dict(setup.tools)
-    if definition.skills is not None:
-        by_lower = {name.lower(): name for name in skills}
-        for name in definition.skills:
-            if name.lower() not in by_lower:
-                warnings.append(
-                    _('the skill "{skill}" named in {path} does not exist; ignored.').format(
-                        skill=name, path=definition.path
-                    )
-                )
-        chosen = {by_lower[n.lower()] for n in definition.skills if n.lower() in by_lower}
-        skills = {name: skill for name, skill in skills.items() if name in chosen}
-        tools.pop("Skill", None)
-        if skills:
-            tools["Skill"] = SkillTool(skills)
-    tools = _filter_tools(tools, definition.tools, warnings, definition.path)
+    tools_wanted = None if definition.tools is None else {name.lower() for name in definition.tools}
+    skills_wanted = None if definition.skills is None else {name.lower() for name in definition.skills}
     own = parse_rules({k: list(v) for k, v in definition.permissions.items()}, where=str(definition.path))
-    extra = parse_rules({"allow": list(spec.extra_allow)}, where="--allow")
-    warnings.extend(own.warnings + extra.warnings)
-    ruleset = merge([setup.ruleset, own.ruleset, extra.ruleset])
-    cwd = spec.cwd
 
-    def check(name: str, tool_input: Any) -> Decision:
-        return explain(name, tool_input, ruleset, cwd)
+    def keep_tool(tool: Tool) -> bool:
+        name = tool.spec.name
+        return name != "Agent" and (tools_wanted is None or name.lower() in tools_wanted)
 
-    system = build_subagent_prompt(
-        definition,
-        cwd,
-        context=None if definition.omit_md else setup.context_file,
-        skills=[(s.name, s.description) for s in skills.values()] if "Skill" in tools else [],
-    )
-    agent = AgentSession(
-        provider=provider,
-        system=system,
-        tools=tools,
-        ui=ui,
-        cwd=cwd,
-        permissions=check,
+    def keep_skill(skill: Skill) -> bool:
+        return skills_wanted is None or skill.name.lower() in skills_wanted
+
+    def prompt(loadout: Loadout, _start_context: str | None) -> str:
+        skills = [(s.name, s.description) for s in loadout.skills.values()] if "Skill" in loadout.tools else []
+        return build_subagent_prompt(definition, spec.cwd, context=loadout.context_file, skills=skills)
+
+    options = AppOptions(
+        launch=spec.cwd,
+        home=spec.home,
+        settings=load_settings(spec.home),
+        model=spec.model,
+        origin="subagent",
+        save=False,
+        allow=spec.extra_allow,
         max_iterations=definition.max_iterations,
+        depth=1,
+        tool_filter=keep_tool,
+        skill_filter=keep_skill,
+        extra_rules=own.ruleset,
+        omit_context=definition.omit_md,
+        system_prompt=prompt,
     )
-    child = ChildSession(agent, provider.aclose, warnings)
+    app = await Application.open(options, ui)
+    agent = app.agent
+    warnings = list(own.warnings)
+    offered = {t.spec.name.lower() for source in app.sources for t in source.tools()}
+    for name in definition.tools or ():
+        if name.lower() not in offered:
+            warnings.append(
+                _('the tool "{tool}" named in {path} does not exist here; ignored.').format(
+                    tool=name, path=definition.path
+                )
+            )
+    known = {name.lower() for name in app.skill_source.skills}
+    for name in definition.skills or ():
+        if name.lower() not in known:
+            warnings.append(
+                _('the skill "{skill}" named in {path} does not exist; ignored.').format(
+                    skill=name, path=definition.path
+                )
+            )
+    child = ChildSession(agent, app.aclose, warnings)
     agent.count_context = child.snapshot
     return child
 
 
 async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
-    """Run ``attempt(n)``; on HTTP 429 wait as the server asks (told to the parent) and try again."""
-    failures = 0
+    """Run ``attempt(n)``; on a rate limit or an overloaded server wait as the shared retry policy says
+    (told to the parent) and try again."""
+    from maia.app.retry import RetryPolicy
+
+    policy = RetryPolicy()
+    counts = {"rate_limited": 0, "overloaded": 0}
     while True:
         try:
-            return await attempt(failures)
-        except RateLimited as error:
-            failures += 1
-            delay = error.retry_after if error.retry_after is not None else DEFAULT_WAITS[min(failures, 5) - 1]
-            if failures > RATE_LIMIT_RETRIES or delay > RATE_LIMIT_MAX_WAIT:
+            return await attempt(sum(counts.values()))
+        except ProviderError as error:
+            kind = "rate_limited" if isinstance(error, RateLimited) else "overloaded"
+            counts[kind] += 1
+            wait = policy.wait_for(error, counts[kind])
+            if wait is None or wait.delay > RATE_LIMIT_MAX_WAIT:
                 raise
-            ui.log("info", _("Rate-limited: trying again in {seconds:g} s.").format(seconds=delay))
-            await asyncio.sleep(delay)
+            if kind == "rate_limited":
+                ui.log("info", _("Rate-limited: trying again in {seconds:g} s.").format(seconds=wait.delay))
+            else:
+                ui.log(
+                    "info",
+                    _("The server is overloaded ({error}): trying again in {seconds:g} s.").format(
+                        error=error.message, seconds=wait.delay
+                    ),
+                )
+            await asyncio.sleep(wait.delay)
 
 
 async def request_final_summary(session: AgentSession, ui: ChildUI) -> str:
@@ -328,13 +317,14 @@ async def request_final_summary(session: AgentSession, ui: ChildUI) -> str:
 
     async def ask(_attempt: int) -> str:
         text: list[str] = []
-        async for event in session.provider.chat(request):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
-            elif isinstance(event, Usage):
-                session.usage.append(event)
-            elif isinstance(event, Done):
-                break
+        async with contextlib.aclosing(session.provider.chat(request)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, Usage):
+                    session.usage.append(event)
+                elif isinstance(event, Done):
+                    break
         return "".join(text).strip()  # tool calls are ignored: they cannot run any more
 
     summary = await _retrying(ui, ask)

@@ -94,7 +94,8 @@ def trace_name(parent_session: str | None, agent: str) -> str:
 
 def save_trace(spec: ChildSpec, messages: list[Message], model: str) -> str:
     """Write the sub-agent's conversation as a session (``_2``, ``_3``… when the name is taken)."""
-    from maia.sessions import SavedSession, SessionStore
+    from maia.codec import SavedSession
+    from maia.sessions import SessionStore
 
     session = SavedSession(
         name=trace_name(spec.parent_session, spec.definition.name),
@@ -103,6 +104,7 @@ def save_trace(spec: ChildSpec, messages: list[Message], model: str) -> str:
         messages=list(messages),
         agent=spec.definition.name,
         parent_session=spec.parent_session,
+        origin="subagent",
     )
     return SessionStore.for_launch(spec.cwd).write(session)
 
@@ -363,7 +365,7 @@ def _duration(seconds: float) -> str:
 
 def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
-    from maia.sessions import message_from
+    from maia.codec import message_from_dict
 
     result.duration = time.monotonic() - started
     result.stderr_tail = "\n".join(run.stderr)
@@ -373,7 +375,7 @@ def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -
         result.tool_calls = _int(done.get("toolCalls"))
         result.model = str(done.get("model") or run.spec.model)
         with contextlib.suppress(ValueError):
-            result.messages = [message_from(m) for m in done.get("messages") or []]
+            result.messages = [message_from_dict(m) for m in done.get("messages") or []]
     if result.timed_out:
         result.error = _("The sub-agent was stopped: it ran longer than its time limit ({limit}).").format(
             limit=_duration(timeout)

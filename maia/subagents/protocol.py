@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Message, message_to_dict
+from maia.codec import message_to_dict
+from maia.contracts import Message
 from maia.subagents.definitions import AgentDefinition
 
 SUBAGENT_FLAG = "--subagent"  # ``python -m maia --subagent``: the hidden child mode

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from maia.app.application import Application, AppOptions, StartReport
-from maia.app.prepare import Bang, Invalid, Prompt, SkillList, Slash
+from maia.app.prepare import AgentCall, Bang, Invalid, Prompt, SkillList, Slash
 from maia.app.retry import Wait
 from maia.config import Settings
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -283,6 +283,8 @@ class ChatApp:
                 return
             self.ui.show_user(text)
             await command.run(self, prepared.args)
+        elif isinstance(prepared, AgentCall):
+            await self.run_agent(text, prepared)
         else:
             assert isinstance(prepared, Prompt)
             self.ui.show_user(text)
@@ -309,6 +311,32 @@ class ChatApp:
             self.ui.warn(_("Command interrupted."))
             return
         self.ui.show_output(preview(result), is_error=result.state != "exited" or result.exit_code != 0)
+
+    async def run_agent(self, text: str, call: AgentCall) -> None:
+        """``&name task``: a sub-agent at once; its summary is shown and joins the next request."""
+        from maia.subagents.launcher import done_message, failure_message
+        from maia.subagents.tool import agents_listing
+
+        if call.name is None:
+            self.ui.info(agents_listing(self.app.agents))
+            return
+        self.ui.show_user(text)
+        self.ui.set_busy(True, _("Sub-agent {name} at work").format(name=call.name))
+        try:
+            result = await self.cancellable(self.app.run_agent_directly(call.name, call.task))
+        except MaiaError as error:
+            self.ui.fail(error.message)
+            return
+        finally:
+            self.ui.set_busy(False)
+        if result is None:
+            self.ui.warn(_("Sub-agent interrupted."))
+            return
+        if not result.ok:
+            self.ui.fail(failure_message(result))
+            return
+        self.ui.show_markdown(result.summary)
+        self.ui.info(done_message(result) + "\n" + _("Its answer joins your next request."))
 
     async def _continue_series(self, limit: int) -> bool:
         return await self.ui.confirm(_("{count} iterations done. Continue?").format(count=limit))

@@ -30,6 +30,7 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
         ("!command", _("run a shell command; its output joins your next request")),
         ("@path", _("attach a file or folder")),
         ("§skill", _("run a skill")),
+        ("&agent task", _("run a sub-agent now; its answer joins your next request")),
     ]
     lines = _columns(rows)
     skills = chat.app.skills
@@ -244,6 +245,43 @@ async def cmd_diff(chat: ChatApp, args: str) -> None:
     chat.ui.info(_("Changes made by shell commands (Bash, !) are not tracked here."))
 
 
+async def cmd_agents(chat: ChatApp, args: str) -> None:
+    """/agents: the sub-agents this folder offers."""
+    from maia.subagents.tool import agents_listing
+
+    chat.ui.info(agents_listing(chat.app.agents))
+
+
+async def cmd_create_agent(chat: ChatApp, args: str) -> None:
+    """/createAgent NAME: a new AGENT.md from the commented template, in the project or for every project."""
+    from maia.subagents.create import agents_folder, create_agent, validate_agent_name
+
+    name = args.strip()
+    if not name:
+        chat.ui.fail(_("Give the new agent's name: /createAgent NAME (letters, digits, _ . -)."))
+        return
+    try:
+        name = validate_agent_name(name)
+    except MaiaError as error:
+        chat.ui.fail(error.message)
+        return
+    chosen = await chat.ui.select(
+        _("Where should the agent {name} live?").format(name=name),
+        [_("Project (./.maia/agents)"), _("Global (~/.maia/agents, every project)")],
+    )
+    if chosen.index is None:
+        return
+    folder = agents_folder("project" if chosen.index == 0 else "user", chat.options.launch, chat.options.home)
+    try:
+        path = create_agent(folder, name)
+    except MaiaError as error:
+        chat.ui.fail(error.message)
+        return
+    chat.ui.info(
+        _("Created {path}: fill in its sections; it is loaded at the next start or /clear.").format(path=path)
+    )
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -268,6 +306,8 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
         SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
         SlashCommand("diff", _("what the agent changed with Write and Edit in this conversation"), cmd_diff),
+        SlashCommand("agents", _("the sub-agents this folder offers (&NAME TASK runs one)"), cmd_agents),
+        SlashCommand("createAgent", _("create a sub-agent from the commented template"), cmd_create_agent, "NAME"),
         SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]

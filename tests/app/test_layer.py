@@ -15,7 +15,7 @@ import pytest
 from maia.agent import AgentSession
 from maia.app.application import Application, AppOptions
 from maia.app.pick import pick_session
-from maia.app.prepare import Allowed, Bang, Invalid, Prompt, SkillList, Slash, prepare_request, stdin_context
+from maia.app.prepare import AgentCall, Allowed, Bang, Invalid, Prompt, SkillList, Slash, prepare_request, stdin_context
 from maia.app.retry import RetryPolicy, is_transient, send_with_retries
 from maia.codec import SavedSession, dump_session, parse_session
 from maia.config import load_settings, resolve_model
@@ -140,7 +140,10 @@ def test_prepare_request_order_and_forms(tmp_path: Path) -> None:
     assert prepare_request("/Model  gpt-4o ", tmp_path, {}) == Slash("model", "gpt-4o")
     prompt = prepare_request("look at @a.txt", tmp_path, {})
     assert isinstance(prompt, Prompt) and prompt.attached == ("a.txt",) and "alpha" in prompt.context[0]
-    scripted = Allowed(bang=False, slash=False)
+    assert prepare_request("&reviewer check src/", tmp_path, {}) == AgentCall("reviewer", "check src/")
+    assert prepare_request("  & ", tmp_path, {}) == AgentCall(None, "")
+    scripted = Allowed(bang=False, slash=False, agents=False)
+    assert prepare_request("&reviewer go", tmp_path, {}, scripted) == Prompt("&reviewer go")
     assert prepare_request("!rm -rf /", tmp_path, {}, scripted) == Prompt("!rm -rf /")  # never run from a script
     assert prepare_request("/help", tmp_path, {}, scripted) == Prompt("/help")
 

@@ -1,0 +1,64 @@
+"""Sub-agents as a tool source: the AGENT.md definitions, the ``Agent`` tool, the prompt's paragraph."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from maia.contracts import SourceReport, Tool
+from maia.provider.models import ModelInfo
+from maia.subagents.definitions import AgentDefinition, load_agents, loaded_message
+from maia.subagents.tool import agent_tools, agents_prompt_section
+
+
+class AgentSource:
+    """``~/.maia/agents`` and ``./.maia/agents`` (§20.1), read at each start (start-up, ``/clear``)."""
+
+    name = "agents"
+
+    def __init__(
+        self,
+        launch: Path,
+        home: Path,
+        *,
+        depth: int = 0,
+        list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
+        notify: Callable[[str], None] | None = None,
+        extra_allow: Sequence[str] = (),
+    ) -> None:
+        self.launch = launch
+        self.home = home
+        self.depth = depth
+        self.list_models = list_models
+        self.notify = notify
+        self.extra_allow = tuple(extra_allow)
+        self.agents: dict[str, AgentDefinition] = {}
+        self._tools: list[Tool] = []
+
+    async def start(self) -> SourceReport:
+        """Load the definitions; a broken one is a warning, the others load."""
+        loaded = load_agents(self.home, self.launch)
+        self.agents = dict(loaded.agents)
+        self._tools = list(
+            agent_tools(
+                self.agents,
+                depth=self.depth,
+                home=self.home,
+                list_models=self.list_models,
+                notify=self.notify,
+                extra_allow=self.extra_allow,
+            )
+        )
+        message = loaded_message(self.agents)
+        return SourceReport((message,) if message else (), tuple(loaded.warnings))
+
+    def tools(self) -> list[Tool]:
+        """The ``Agent`` tool when at least one agent exists (never inside a sub-agent)."""
+        return list(self._tools)
+
+    def prompt_section(self) -> str:
+        """The system prompt's paragraph listing the agents."""
+        return agents_prompt_section(self.agents) if self._tools else ""
+
+    async def aclose(self) -> None:
+        """Nothing to release: each sub-agent's process ends with its call."""
