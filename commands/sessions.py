@@ -49,8 +49,8 @@ def sessions() -> None:
 def list_sessions(as_json: bool) -> None:
     """List the sessions, most recent first: name, last update, messages, model, size.
 
-    Sub-agent traces and compacted sessions (name__N) are marked; unreadable files are listed with
-    the reason.
+    Sessions made by maia ask, sub-agent traces, sessions left by /clear and compacted sessions
+    (name__N) are marked; unreadable files are listed with the reason.
     """
     import json
 
@@ -66,6 +66,9 @@ def list_sessions(as_json: bool) -> None:
                         "model": i.model or None,
                         "size": i.size,
                         "agent": i.agent,
+                        "origin": i.origin,
+                        "cleared": i.cleared,
+                        "first_prompt": i.first_prompt or None,
                         "compacted": i.compacted,
                         "error": i.error,
                     }
@@ -87,6 +90,10 @@ def list_sessions(as_json: bool) -> None:
         marks = []
         if info.agent:
             marks.append(_("sub-agent {name}").format(name=info.agent))
+        elif info.origin != "chat":
+            marks.append({"ask": _("maia ask"), "workflow": _("workflow"), "subagent": _("sub-agent")}[info.origin])
+        if info.cleared:
+            marks.append(_("cleared"))
         if info.compacted:
             marks.append(_("compacted"))
         updated = info.updated_at[:19].replace("T", " ") if info.updated_at else "-"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from maia.app.slash import SlashCommand, SlashRegistry
 from maia.errors import MaiaError, ProviderError
-from maia.i18n import _
+from maia.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from maia.ui.chat import ChatApp
@@ -216,7 +216,11 @@ async def cmd_undo(chat: ChatApp, args: str) -> None:
         return
     result, rewound = outcome
     launch = chat.options.launch
-    lines = [_("Undone: the last {count} request(s).").format(count=result.turns)]
+    lines = [
+        ngettext("Undone: the last request.", "Undone: the last {count} requests.", result.turns).format(
+            count=result.turns
+        )
+    ]
     if result.restored:
         lines.append(_("Restored: {files}").format(files=summarize(result.restored, launch)))
     if result.removed:
@@ -277,9 +281,7 @@ async def cmd_create_agent(chat: ChatApp, args: str) -> None:
     except MaiaError as error:
         chat.ui.fail(error.message)
         return
-    chat.ui.info(
-        _("Created {path}: fill in its sections; it is loaded at the next start or /clear.").format(path=path)
-    )
+    chat.ui.info(_("Created {path}: fill in its sections; it is loaded at the next start or /clear.").format(path=path))
 
 
 async def cmd_exit(chat: ChatApp, args: str) -> None:
@@ -295,7 +297,7 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("model", _("choose another model (the conversation is kept)"), cmd_model, "[NAME]"),
         SlashCommand("models", _("the models LiteLLM offers"), cmd_models),
         SlashCommand(
-            "clear", _("empty the conversation (kept under its name); read rules, tools, skills again"), cmd_clear
+            "clear", _("start afresh (the old conversation stays loadable); reread rules, tools, skills"), cmd_clear
         ),
         SlashCommand(
             "compact", _("summarise the conversation and start again from the summary"), cmd_compact, "[FOCUS]"
