@@ -162,6 +162,16 @@ class Conversation:
         self.agent.pending_context[:] = saved.pending_context
         self.agent.merge_next = bool(saved.messages) and saved.messages[-1].role == "user"
 
+    def load_unlocked(self, saved: SavedSession) -> None:
+        """Continue a copy of ``saved`` (a fresh session that starts with its messages; its file is new)."""
+        self.sessions.start_new(saved.name, start_context=saved.start_context)
+        self.sessions.session.id = saved.id
+        self.epoch += 1
+        self.set_start_context(saved.start_context)
+        self.agent.messages[:] = saved.messages
+        self.agent.pending_context[:] = saved.pending_context
+        self.agent.merge_next = bool(saved.messages) and saved.messages[-1].role == "user"
+
     def new_session(self) -> str | None:
         """``/new``: save this one, start an empty conversation and a new name; the old one's name."""
         saved = self.save()

@@ -395,6 +395,16 @@ class Application:
         self.conversation.load(saved)
         self._apply_prompt()
 
+    def load_copy(self, saved: SavedSession) -> str:
+        """Carry on a copy of a session another MAIA has open: a new id, saved under a free name (``_2``…)."""
+        import uuid
+
+        saved.id = uuid.uuid4().hex
+        saved.cleared = False
+        self.conversation.load_unlocked(saved)
+        self._apply_prompt()
+        return saved.name
+
     def clear(self) -> str | None:
         """Start an empty conversation under a new name; the cleared one stays loadable (its name, or None
         when it was empty) and ``--continue`` skips it."""

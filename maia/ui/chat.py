@@ -16,12 +16,13 @@ from typing import Any
 from maia.app.application import Application, AppOptions, StartReport
 from maia.app.prepare import AgentCall, Bang, Invalid, Prompt, SkillList, Slash
 from maia.app.retry import Wait
+from maia.codec import SavedSession
 from maia.config import Settings
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.conversation import Compaction
 from maia.errors import MaiaError, ProviderError
 from maia.i18n import _
-from maia.sessions import SessionError, SessionInfo
+from maia.sessions import SessionBusy, SessionError, SessionInfo
 from maia.signals import on_terminating_signals
 from maia.ui.banner import banner_lines
 from maia.ui.commands import ChatRegistry, default_registry
@@ -126,18 +127,14 @@ class ChatApp:
                     self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
                     self.exit_code = int(error.exit_status)
                     return False
-                self.ui.warn(error.message + _(": a new session starts."))
+                self.ui.warn(_("{error} A new session starts.").format(error=error.message))
                 picked = None
             if picked is not None:
                 for note in picked.notes:
                     self.ui.info(note)
-                try:
-                    self._app.load(picked.session)
-                except MaiaError as error:
-                    self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
-                    self.exit_code = int(error.exit_status)
+                if not await self.open_session(picked.session):
+                    self.exit_code = 1
                     return False
-                self.replay(picked.session.messages, picked.session.start_context)
         asyncio.get_running_loop().create_task(self.announce_context_size())
         return True
 
@@ -160,6 +157,22 @@ class ChatApp:
         self.ui.info(
             _("Model {model} remembered in {path} (--model or /model to change).").format(model=model, path=path)
         )
+
+    async def open_session(self, saved: SavedSession) -> bool:
+        """Load a session; when another MAIA has it open, offer to carry on a copy instead."""
+        try:
+            self.app.load(saved)
+        except SessionBusy as busy:
+            if not await self.ui.confirm(busy.message + " " + _("Carry on a copy of it here?")):
+                self.ui.fail(busy.message)
+                return False
+            self.app.load_copy(saved)
+            self.ui.info(_("Working on a copy: it will be saved under a new name."))
+        except MaiaError as error:
+            self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
+            return False
+        self.replay(saved.messages, saved.start_context)
+        return True
 
     def announce(self, report: StartReport) -> None:
         """Show what starting (or reloading) found."""

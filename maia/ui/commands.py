@@ -144,14 +144,14 @@ async def cmd_load(chat: ChatApp, args: str) -> None:
     try:
         saved = store.load(name)
         previous = chat.app.save()
-        chat.app.load(saved)
     except MaiaError as error:
         chat.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
         return
     if previous:
         chat.ui.info(_("Session {name} saved.").format(name=previous))
-    chat.ui.info(_("Session {name} loaded ({count} messages).").format(name=saved.name, count=len(saved.messages)))
-    chat.replay(saved.messages, saved.start_context)
+    count = len(saved.messages)
+    if await chat.open_session(saved):
+        chat.ui.info(_("Session {name} loaded ({count} messages).").format(name=saved.name, count=count))
 
 
 async def cmd_delete(chat: ChatApp, args: str) -> None:
