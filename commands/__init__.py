@@ -17,6 +17,7 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
     "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
+    "mcp": ("maia.commands.mcp:mcp", "MCP servers: list, test, add and remove (tools from other programs)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
     "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),

@@ -68,13 +68,17 @@ def _trusting(rules: Sequence[Rule], name: str) -> Rule | None:
     return next((r for r in rules if split_mcp_rule(r)[0] == name), None)
 
 
+def user_trusts(server: ServerConfig, user_rules: RuleSet) -> bool:
+    """Whether a server may start at all: the user's own files, or the user's literal allow rule."""
+    return server.origin == "user" or _trusting(_mcp_rules(user_rules.allow), server.name) is not None
+
+
 def select_servers(
     servers: Sequence[ServerConfig], rules: RuleSet, user_rules: RuleSet
 ) -> tuple[list[Selection], list[str]]:
     """Decide every server (step 2) and warn about ``Mcp`` rules naming no declared server."""
     allow = _mcp_rules(rules.allow)
     deny = _mcp_rules(rules.deny)
-    trusted = _mcp_rules(user_rules.allow)
     selections: list[Selection] = []
     for server in servers:
         name = server.name
@@ -92,7 +96,7 @@ def select_servers(
             selections.append(
                 Selection(server, False, _('no allow rule: add "Mcp({name})" to permissions.allow').format(name=name))
             )
-        elif server.origin == "project" and _trusting(trusted, name) is None:
+        elif not user_trusts(server, user_rules):
             selections.append(
                 Selection(
                     server,

@@ -454,10 +454,14 @@ def _resource_info(server: str, raw: Mapping[str, Any]) -> ResourceInfo:
 
 
 @dataclass(slots=True)
-class _Started:
+class Plan:
+    """Declarations and the rules' decision for each server, before any connection."""
+
     config: LoadedConfig
     selections: list[Selection]
     warnings: list[str] = field(default_factory=list)
+    rules: RuleSet = field(default_factory=RuleSet)
+    user_rules: RuleSet = field(default_factory=RuleSet)
 
 
 class McpSource:
@@ -477,7 +481,6 @@ class McpSource:
         self._env = env
         self._servers: dict[str, _Server] = {}
         self._listeners: list[Callable[[], None]] = []
-        self._started: _Started | None = None
 
     @property
     def name(self) -> str:
@@ -486,36 +489,30 @@ class McpSource:
 
     # --- life cycle ---------------------------------------------------------------------------
 
-    def plan(self) -> tuple[LoadedConfig, list[Selection], list[str]]:
+    def plan(self) -> Plan:
         """Read the declarations and decide every server by the rules: no connection (``maia mcp list``)."""
         from maia.permissions.sources import load_rules
 
         loaded_rules = load_rules(self.home, self.launch)
         rules = self._rules if self._rules is not None else loaded_rules.ruleset
+        # the user's own file, read here whatever rules the caller passed: a project server needs it
         user_rules = next((s.ruleset for s in loaded_rules.sources if s.scope == "user"), RuleSet())
         config = load_config(self.home, self.launch, self._env)
         selections, rule_warnings = select_servers(config.servers, rules, user_rules)
-        return config, selections, [*config.warnings, *rule_warnings]
+        return Plan(config, selections, [*config.warnings, *rule_warnings], rules, user_rules)
 
     async def start(self) -> SourceReport:
         """Select by the rules, then connect the enabled servers in parallel; never raises for a server."""
         if self._servers:
             await self.aclose()
-        config, selections, warnings = self.plan()
-        rules = self._rules if self._rules is not None else self._loaded_ruleset()
+        plan = self.plan()
         log_dir = self.home / "logs" / "mcp"
-        self._servers = {s.name: _Server(s, rules, log_dir, self._changed) for s in selections}
-        self._started = _Started(config, selections, list(warnings))
+        self._servers = {s.name: _Server(s, plan.rules, log_dir, self._changed) for s in plan.selections}
         enabled = [s for s in self._servers.values() if s.selection.enabled]
         if enabled:
             quiet_sdk_logging(self.home / "logs" / "mcp.log")
             await asyncio.gather(*(s.connect() for s in enabled))
-        return self._report(enabled, warnings)
-
-    def _loaded_ruleset(self) -> RuleSet:
-        from maia.permissions.sources import load_rules
-
-        return load_rules(self.home, self.launch).ruleset
+        return self._report(enabled, plan.warnings)
 
     def _report(self, servers: Sequence[_Server], warnings: Sequence[str] = ()) -> SourceReport:
         infos: list[str] = []

@@ -70,7 +70,17 @@ def test_unknown_subcommand_is_usage_error() -> None:
 
 
 def test_help_imports_no_heavy_module() -> None:
-    heavy = ["httpx", "tiktoken", "blessed", "rich", "jsonschema", "tree_sitter", "maia.provider.litellm", "mcp", "httpx2"]
+    heavy = [
+        "httpx",
+        "tiktoken",
+        "blessed",
+        "rich",
+        "jsonschema",
+        "tree_sitter",
+        "maia.provider.litellm",
+        "mcp",
+        "httpx2",
+    ]
     code = (
         "import sys\n"
         "from maia.commands import main\n"

@@ -40,14 +40,22 @@ async def run(tools: dict[str, Tool], name: str, **arguments: object) -> str:
     return await tools[name].execute(arguments, ToolContext(cwd=Path.cwd()))
 
 
+# Servers on SDK 1.x too, when a Python with mcp 1.x is at hand (one venv cannot hold both generations;
+# tests/mcp/test_v1_replay.py proves 1.x on the wire from the captures in every run).
+PYTHONS = [pytest.param(sys.executable, id="sdk2")]
+if os.environ.get("MAIA_MCP_V1_PYTHON"):
+    PYTHONS.append(pytest.param(os.environ["MAIA_MCP_V1_PYTHON"], id="sdk1"))
+
+
+@pytest.mark.parametrize("python", PYTHONS)
 @pytest.mark.parametrize("transport", ["http", "http-json", "http-stateless", "sse", "stdio"])
 async def test_every_transport_lists_and_calls_tools(
-    transport: str, mcp_server: ServerFactory, home: Path, project: Path
+    transport: str, python: str, mcp_server: ServerFactory, home: Path, project: Path
 ) -> None:
     if transport == "stdio":
-        entry: dict[str, object] = stdio_entry()
+        entry: dict[str, object] = stdio_entry(python=python)
     else:
-        server = mcp_server(transport)
+        server = mcp_server(transport, python=python)
         entry = {"type": "sse" if transport == "sse" else "http", "url": server.url}
     write_servers(home / "mcp.json", {"t": entry})
     write_rules(home, allow=["Mcp(t)"])
