@@ -251,6 +251,7 @@ class Connection:
         self.connect_seconds: float | None = None
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._scope: Any = None  # the owner's anyio cancel scope
         self._ready: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()
         self._ended_at: float | None = None  # the read stream ended: nothing more will come
@@ -307,41 +308,53 @@ class Connection:
         self.connect_seconds = time.monotonic() - started
 
     async def close(self, timeout: float = 5.0) -> None:
-        """Leave the session (DELETE / stream closed / process stopped), waiting at most ``timeout`` s."""
-        await self._stop_owner(grace=timeout)
+        """Leave the session (DELETE / stream closed / process stopped), returning within ``timeout`` s.
 
-    async def _stop_owner(self, grace: float) -> None:
+        A local server still running then is left to the SDK's shutdown (stdin closed, SIGTERM, SIGKILL
+        of its process group), which goes on while the event loop runs.
+        """
+        await self._stop_owner(grace=max(0.0, timeout - 0.5), hard=min(0.5, timeout))
+
+    async def _stop_owner(self, grace: float, hard: float = 0.5) -> None:
         owner = self._owner
         if owner is None or owner.done():
             return
         self._stop.set()
         if grace > 0:
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(owner), grace)
-        if not owner.done():
+            await asyncio.wait({owner}, timeout=grace)  # never raises for the owner's own end
+        if owner.done():
+            return
+        if self._scope is None:  # not running yet: nothing to shut down
             owner.cancel()
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(owner), 2.0)
+        else:
+            # anyio's cancellation, not task.cancel(): the SDK shields its shutdown (DELETE, or stdin
+            # closed then SIGTERM/SIGKILL of the server's group) from it, and a native cancel defeats that
+            self._scope.cancel()
+        await asyncio.wait({owner}, timeout=hard)
 
     async def _own(self) -> None:
+        import anyio
+
         assert self._ready is not None
         ready = self._ready
         errlog: TextIO | None = None
         try:
-            if self.config.transport == "stdio":
-                errlog = self._open_errlog()
-            async with self._transport(errlog) as client:
-                self._client = client
-                session = client.session
-                self.protocol_version = session.protocol_version
-                info = session.server_info
-                self.server_name = info.name if info is not None else None
-                capabilities = session.server_capabilities
-                if capabilities is not None:
-                    self.capabilities = capabilities.model_dump(exclude_none=True)
-                if not ready.done():
-                    ready.set_result(None)
-                await self._stop.wait()
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self.config.transport == "stdio":
+                    errlog = self._open_errlog()
+                async with self._transport(errlog) as client:
+                    self._client = client
+                    session = client.session
+                    self.protocol_version = session.protocol_version
+                    info = session.server_info
+                    self.server_name = info.name if info is not None else None
+                    capabilities = session.server_capabilities
+                    if capabilities is not None:
+                        self.capabilities = capabilities.model_dump(exclude_none=True)
+                    if not ready.done():
+                        ready.set_result(None)
+                    await self._stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()

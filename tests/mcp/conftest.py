@@ -96,9 +96,11 @@ def restart(server: RunningServer) -> RunningServer:
     return server
 
 
-def stdio_entry(marker: Path | None = None, python: str = sys.executable, **extra: Any) -> dict[str, Any]:
+def stdio_entry(
+    marker: Path | None = None, python: str = sys.executable, flags: Sequence[str] = (), **extra: Any
+) -> dict[str, Any]:
     """A local server declaration running the test server over stdio."""
-    args = [str(SERVER_APP), "--transport", "stdio"]
+    args = [str(SERVER_APP), "--transport", "stdio", *flags]
     if marker is not None:
         args += ["--marker", str(marker)]
     return {"type": "stdio", "command": python, "args": args, **extra}

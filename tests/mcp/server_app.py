@@ -11,8 +11,10 @@ import argparse
 import asyncio
 import base64
 import os
+import signal
 import socket
 import sys
+import time
 from typing import Any
 
 try:  # mcp 2.x
@@ -153,13 +155,18 @@ def main() -> None:
     parser.add_argument("--token")
     parser.add_argument("--marker")
     parser.add_argument("--name", default="maia-test")
+    parser.add_argument("--stubborn", action="store_true", help="ignore SIGTERM and outlive stdin (stdio)")
     args = parser.parse_args()
     if args.marker:
         with open(args.marker, "a", encoding="utf-8") as handle:
             handle.write(f"{args.transport} {os.getpid()}\n")
     server = build(args.name, args.transport)
+    if args.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.transport == "stdio":
         server.run("stdio")
+        while args.stubborn:  # stdin closed: a well-behaved server would exit now
+            time.sleep(1)
         return
     import uvicorn
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -164,6 +165,26 @@ async def test_a_server_that_never_answers_fails_after_its_timeout(home: Path, p
     finally:
         await source.aclose()
         mute.close()
+
+
+async def test_a_local_server_that_never_answers_is_stopped_after_its_timeout(home: Path, project: Path) -> None:
+    pid_file = project / "pid.txt"
+    script = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(600)"
+    write_servers(
+        home / "mcp.json", {"mute": {"command": sys.executable, "args": ["-c", script, str(pid_file)], "timeout": 1}}
+    )
+    write_rules(home, allow=["Mcp(mute)"])
+    source = McpSource(home, project)
+    try:
+        await source.start()
+        assert source.servers()[0].state == "fail" and "no answer within 1 s" in (source.servers()[0].cause or "")
+    finally:
+        await source.aclose()
+    # stdin closed, then SIGTERM to its group: no process left (on a very slow start it may die before
+    # writing its pid, leaving nothing to check)
+    text = pid_file.read_text(encoding="utf-8") if pid_file.exists() else ""
+    if text:
+        await eventually(lambda: process_gone(int(text)))
 
 
 async def test_unreachable_and_missing_command_fail_while_the_others_work(
@@ -447,6 +468,39 @@ async def test_close_ends_local_processes_and_start_can_run_again(home: Path, pr
     finally:
         await source.aclose()
     await eventually(lambda: process_gone(second))
+
+
+async def test_close_is_bounded_even_when_a_local_server_ignores_it(home: Path, project: Path) -> None:
+    write_servers(home / "mcp.json", {"io": stdio_entry(), "stubborn": stdio_entry(flags=["--stubborn"])})
+    write_rules(home, allow=["Mcp(*)"])
+    source = McpSource(home, project)
+    await source.start()
+    tools = by_name(source)
+    pids = [int(await run(tools, f"mcp__{name}__pid")) for name in ("io", "stubborn")]
+    # a signal arrived: MAIA gives the connections at most 1 s here (3 s in the product) and moves on
+    await asyncio.wait_for(source.aclose(timeout=1.0), 30)
+    # the well-behaved server is gone; the stubborn one (deaf to stdin closing and SIGTERM) is killed
+    # by the SDK's escalation, which goes on as long as the event loop runs: nothing is left behind
+    await eventually(lambda: all(process_gone(pid) for pid in pids))
+
+
+async def test_a_cancelled_call_leaves_the_server_usable(mcp_server: ServerFactory, home: Path, project: Path) -> None:
+    server = mcp_server("http")
+    write_servers(home / "mcp.json", {"t": {"url": server.url}})
+    write_rules(home, allow=["Mcp(t)"])
+    source = McpSource(home, project)
+    try:
+        await source.start()
+        tools = by_name(source)
+        call = asyncio.ensure_future(run(tools, "mcp__t__slow", seconds=60))  # Ctrl+C during a tool call
+        await asyncio.sleep(0.5)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert await run(tools, "mcp__t__echo", text="next") == "next"
+        assert source.failing() == []
+    finally:
+        await source.aclose()
 
 
 async def test_server_stderr_stays_off_the_terminal(
