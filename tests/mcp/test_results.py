@@ -76,3 +76,25 @@ def test_prompt_and_resource_results() -> None:
         {"contents": [{"uri": "a", "text": "one"}, {"uri": "b", "blob": "AAAA"}, {"uri": "c", "text": "two"}]}
     )
     assert text == "one\n[resource b: 3 B]\ntwo"
+
+
+def test_prompt_arguments_from_a_slash_command_line() -> None:
+    import pytest
+
+    from maia.mcp.source import PromptArgument, PromptInfo, parse_prompt_arguments
+
+    review = PromptInfo(
+        "s", "review", "mcp__s__review", "", (PromptArgument("code", required=True), PromptArgument("language"))
+    )
+    assert parse_prompt_arguments(review, "x") == {"code": "x"}
+    assert parse_prompt_arguments(review, "a b c") == {"code": "a", "language": "b c"}  # the last takes the rest
+    assert parse_prompt_arguments(review, "language=go 'x = 1'") == {"language": "go", "code": "x = 1"}
+    assert parse_prompt_arguments(review, "other=1") == {"code": "other=1"}
+    with pytest.raises(ValueError, match=r"missing argument code: /mcp__s__review <code> \[language\]"):
+        parse_prompt_arguments(review, "")
+    with pytest.raises(ValueError, match="cannot split the arguments"):
+        parse_prompt_arguments(review, "'unclosed")
+    bare = PromptInfo("s", "hello", "mcp__s__hello", "")
+    assert parse_prompt_arguments(bare, "") == {}
+    with pytest.raises(ValueError, match="mcp__s__hello takes no arguments"):
+        parse_prompt_arguments(bare, "extra")
