@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
@@ -128,8 +129,15 @@ class _HttpErrors:
         return text + _http_hint(status)
 
 
+_QUERY = re.compile(r"(https?://[^\s'\"?#]*)[?#][^\s'\"]*")
+
+
 def describe_error(error: BaseException, config: ServerConfig, http: _HttpErrors | None = None) -> str:
-    """One line saying what went wrong, for ``/mcp``, ``maia mcp test`` and the model."""
+    """One line saying what went wrong, for ``/mcp``, ``maia mcp test`` and the model (URLs without query)."""
+    return _QUERY.sub(r"\1?…", _describe(error, config, http))
+
+
+def _describe(error: BaseException, config: ServerConfig, http: _HttpErrors | None) -> str:
     import httpx2
     from mcp.shared.exceptions import MCPError
 

@@ -225,7 +225,10 @@ class _Server:
         try:
             await conn.open()
             started = time.monotonic()
-            listed = await conn.request(_list_tools)
+            if "tools" in conn.capabilities:
+                listed = await conn.request(_list_tools)
+            else:  # a server that announces no tools may still list some; its silence is no failure
+                listed = await self._optional(conn, "tools", _list_tools, announced=False)
             prompts = await self._optional(conn, "prompts", _list_prompts)
             resources = await self._optional(conn, "resources", _list_resources)
             self.list_seconds = time.monotonic() - started
@@ -249,15 +252,19 @@ class _Server:
         self.resources = [_resource_info(self.name, r) for r in resources if isinstance(r, Mapping) and r.get("uri")]
         self._set("ok")
 
-    async def _optional(self, conn: Connection, capability: str, call: Any) -> list[Mapping[str, Any]]:
+    async def _optional(
+        self, conn: Connection, capability: str, call: Any, *, announced: bool = True
+    ) -> list[Mapping[str, Any]]:
         """Prompts and resources are extras: a server without them, or failing on them, stays usable."""
-        if capability not in conn.capabilities:
+        if announced and capability not in conn.capabilities:
             return []
         try:
             result: list[Mapping[str, Any]] = await conn.request(call)
         except ConnectionLost:
             raise
         except Exception as error:
+            if not announced:
+                return []
             self.warnings.append(
                 _("MCP server {name}: listing its {what} failed: {cause}").format(
                     name=self.name, what=capability, cause=describe_error(error, self.config, conn.http)

@@ -199,7 +199,7 @@ async def test_unreachable_and_missing_command_fail_while_the_others_work(
         home / "mcp.json",
         {
             "up": {"url": server.url},
-            "down": {"url": f"http://127.0.0.1:{dead_port}/mcp"},
+            "down": {"url": f"http://127.0.0.1:{dead_port}/mcp?key=s3cret"},
             "nocmd": {"command": "/nonexistent/mcp-server"},
             "crash": {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('boom: no config\\n')"]},
         },
@@ -211,6 +211,7 @@ async def test_unreachable_and_missing_command_fail_while_the_others_work(
         states = {s.name: s for s in source.servers()}
         assert states["up"].state == "ok"
         assert "cannot connect to http://127.0.0.1:" in (states["down"].cause or "")
+        assert "s3cret" not in (states["down"].cause or "") + states["down"].target
         assert "command not found: /nonexistent/mcp-server" in (states["nocmd"].cause or "")
         assert states["crash"].state == "fail" and "boom: no config" in (states["crash"].cause or "")
         assert sorted(source.failing()) == ["crash", "down", "nocmd"]
