@@ -202,6 +202,12 @@ def session_expired(error: BaseException) -> bool:
     )
 
 
+def _import_sdk() -> None:
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
 class _WatchedRead:
     """The transport's read stream, noticing when it ends (the server is gone before any new call)."""
 
@@ -295,6 +301,7 @@ class Connection:
 
     async def open(self) -> None:
         """Connect and shake hands within the server's timeout; :class:`McpFailure` says why not."""
+        _import_sdk()  # before the clock starts: loading the SDK is not the server's slowness
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         started = time.monotonic()
