@@ -144,7 +144,8 @@ def _show(transport: str, target: str, outcome: ProbeOutcome) -> bool:
     for message in outcome.warnings:
         warn(message)
     if status.state != "ok":
-        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {status.cause}")
+        after = _("after {seconds:.2f} s").format(seconds=outcome.seconds)
+        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {status.cause} ({after})")
         return True
     server = " ".join(filter(None, [status.server_name]))
     details = _(

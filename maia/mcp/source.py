@@ -700,6 +700,7 @@ class ProbeOutcome:
     status: ServerStatus
     tools: tuple[str, ...]  # public names (mcp__server__tool)
     warnings: tuple[str, ...]
+    seconds: float = 0.0  # from the start of the attempt to its success or failure
 
 
 async def probe_server(config: ServerConfig, home: Path, rules: RuleSet | None = None) -> ProbeOutcome:
@@ -707,8 +708,10 @@ async def probe_server(config: ServerConfig, home: Path, rules: RuleSet | None =
     quiet_sdk_logging(home / "logs" / "mcp.log")
     selection = Selection(config, True, _("tested"))
     server = _Server(selection, rules or RuleSet(), home / "logs" / "mcp", lambda: None)
+    started = time.monotonic()
     try:
         await server.connect()
-        return ProbeOutcome(server.status(), tuple(server.tools), tuple(server.warnings))
+        elapsed = time.monotonic() - started
+        return ProbeOutcome(server.status(), tuple(server.tools), tuple(server.warnings), elapsed)
     finally:
         await server.close(5.0)

@@ -80,7 +80,7 @@ def test_test_reports_failures_with_exit_1(home: Path) -> None:
     write_servers(home / "mcp.json", {"gone": {"command": "/nonexistent/server"}})
     write_rules(home, allow=["Mcp(gone)"])
     code, out, _err = maia("test")
-    assert code == 1 and "FAIL  command not found: /nonexistent/server" in out
+    assert code == 1 and "FAIL  command not found: /nonexistent/server (is it installed and on PATH?) (after " in out
 
 
 def test_test_unknown_and_untrusted_servers(home: Path, project: Path) -> None:
