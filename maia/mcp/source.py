@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 State: TypeAlias = Literal["ok", "fail", "disabled", "connecting", "idle"]
 MAX_PAGES = 100
-SIGNAL_CLOSE_TIMEOUT = 3.0  # §22: connections closed within 3 s on a signal
+CLOSE_TIMEOUT = 2.5  # §22: connections closed within 3 s on a signal (the application allows a source 3 s)
 _REF = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]+):(\S+)")
 
 
@@ -539,8 +539,8 @@ class McpSource:
                 out.append(_("MCP server {name}: FAIL: {cause}").format(name=server.name, cause=server.cause))
         return SourceReport(tuple(infos), tuple(out))
 
-    async def aclose(self, timeout: float = 5.0) -> None:
-        """Close every connection in parallel, returning within ``timeout`` seconds (§22: 3 on a signal)."""
+    async def aclose(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Close every connection in parallel, returning within ``timeout`` seconds (§22: 3 s at most)."""
         closing = [asyncio.ensure_future(s.close(timeout)) for s in self._servers.values()]
         if not closing:
             return
