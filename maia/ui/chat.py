@@ -291,6 +291,9 @@ class ChatApp:
             self.ui.info(listing or _("No skill is loaded (.maia/skills/<name>/SKILL.md)."))
         elif isinstance(prepared, Slash):
             command = self.registry.get(prepared.name)
+            if command is None and prepared.name.startswith("mcp__"):
+                await self.run_mcp_prompt(text, prepared.name, prepared.args)
+                return
             if command is None:
                 self.ui.fail(_("Unknown command: /{name} (/help lists them).").format(name=prepared.name))
                 return
@@ -307,6 +310,8 @@ class ChatApp:
                 self.ui.info(_("Attached: {paths}").format(paths=", ".join(prepared.attached)))
             for context in prepared.context:
                 self.app.attach(context)
+            for error in await self.app.attach_resources(prepared.text):
+                self.ui.warn(error)
             await self.turn(prepared.text)
 
     async def run_bang(self, command: str | None) -> None:
@@ -324,6 +329,35 @@ class ChatApp:
             self.ui.warn(_("Command interrupted."))
             return
         self.ui.show_output(preview(result), is_error=result.state != "exited" or result.exit_code != 0)
+
+    async def run_mcp_prompt(self, text: str, name: str, args: str) -> None:
+        """``/mcp__server__prompt args``: the server's prompt, filled in, sent as the request."""
+        from maia.mcp.source import ToolFailure, parse_prompt_arguments
+
+        source = self.app.mcp
+        info = source.find_prompt("/" + name) if source is not None else None
+        if source is None or info is None:
+            self.ui.fail(_("Unknown command: /{name} (/mcp lists the MCP prompts).").format(name=name))
+            return
+        try:
+            arguments = parse_prompt_arguments(info, args)
+            messages = await source.get_prompt(info.server, info.name, arguments)
+        except (ValueError, ToolFailure) as error:
+            self.ui.fail(str(error))
+            return
+        prompt = "\n\n".join(text for _role, text in messages if text.strip())
+        if not prompt:
+            self.ui.fail(_("The MCP prompt {name} returned nothing to send.").format(name=name))
+            return
+        self.ui.show_user(text)
+        await self.turn(prompt)
+
+    def announce_source(self, report: Any) -> None:
+        """What a source said when (re)started."""
+        for text in report.infos:
+            self.ui.info(text)
+        for text in report.warnings:
+            self.ui.warn(text)
 
     async def run_agent(self, text: str, call: AgentCall) -> None:
         """``&name task``: a sub-agent at once; its summary is shown and joins the next request."""

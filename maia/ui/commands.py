@@ -284,6 +284,55 @@ async def cmd_create_agent(chat: ChatApp, args: str) -> None:
     chat.ui.info(_("Created {path}: fill in its sections; it is loaded at the next start or /clear.").format(path=path))
 
 
+async def cmd_mcp(chat: ChatApp, args: str) -> None:
+    """/mcp [reconnect [NAME]]: the MCP servers, OK / FAIL with the cause, their tools, prompts, resources."""
+    source = chat.app.mcp
+    words = args.split()
+    if source is None:
+        chat.ui.info(_("No MCP server: declare one with `maia mcp add` (see docs/mcp.md)."))
+        return
+    if words[:1] == ["reconnect"]:
+        chat.ui.set_busy(True, _("Reconnecting"))
+        try:
+            report = await chat.cancellable(source.reconnect(words[1] if len(words) > 1 else None))
+        finally:
+            chat.ui.set_busy(False)
+        if report is not None:
+            chat.app.refresh_tools()
+            chat.announce_source(report)
+    elif words:
+        chat.ui.fail(_("Unknown /mcp argument: {arg} (try /mcp or /mcp reconnect [NAME]).").format(arg=words[0]))
+        return
+    servers = source.servers()
+    if not servers:
+        chat.ui.info(_("No MCP server is declared (~/.maia/mcp.json, ./.mcp.json): `maia mcp add` declares one."))
+        return
+    for status in servers:
+        kind = {"ok": "ok", "fail": "fail"}.get(status.state, "info")
+        line = _("{name} ({transport}, {origin}) {target}").format(
+            name=status.name, transport=status.transport, origin=status.origin, target=status.target
+        )
+        if status.state == "ok":
+            line += " · " + _("{count} tools").format(count=status.tools)
+        elif status.state == "fail":
+            line += "\n" + _("cause: {cause}").format(cause=status.cause or "?")
+        else:
+            line += "\n" + _("{state}: {reason}").format(state=status.state, reason=status.reason)
+        chat.ui.message(kind, line)
+    prompts = source.prompts()
+    if prompts:
+        chat.ui.info(
+            _("MCP prompts (run them as slash commands):")
+            + "".join(f"\n/{p.command}  {p.description}".rstrip() for p in prompts)
+        )
+    resources = source.resources()
+    if resources:
+        chat.ui.info(
+            _("MCP resources (attach them with @server:uri):")
+            + "".join(f"\n@{r.server}:{r.uri}  {r.name}".rstrip() for r in resources[:50])
+        )
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -310,6 +359,7 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("diff", _("what the agent changed with Write and Edit in this conversation"), cmd_diff),
         SlashCommand("agents", _("the sub-agents this folder offers (&NAME TASK runs one)"), cmd_agents),
         SlashCommand("createAgent", _("create a sub-agent from the commented template"), cmd_create_agent, "NAME"),
+        SlashCommand("mcp", _("the MCP servers (OK/FAIL), their prompts and resources"), cmd_mcp, "[reconnect [NAME]]"),
         SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]

@@ -80,14 +80,24 @@ def test_a_request_as_first_argument_starts_the_chat() -> None:
 
 
 def test_help_imports_no_heavy_module() -> None:
-    heavy = ["httpx", "tiktoken", "blessed", "rich", "jsonschema", "tree_sitter", "maia.provider.litellm"]
+    heavy = [
+        "httpx",
+        "tiktoken",
+        "blessed",
+        "rich",
+        "jsonschema",
+        "tree_sitter",
+        "maia.provider.litellm",
+        "mcp",
+        "httpx2",
+    ]
     code = (
         "import sys\n"
         "from maia.commands import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         f"print(__import__('json').dumps([m for m in {heavy!r} if m in sys.modules]))\n"
     )
-    for argv in (["--help"], ["models", "--help"]):
+    for argv in (["--help"], ["models", "--help"], ["mcp", "--help"]):
         script = code.replace("['--help']", repr(argv))
         out = subprocess.run(
             [sys.executable, "-c", script],
