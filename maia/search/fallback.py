@@ -144,6 +144,10 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
         hit = _search_text(data.decode("utf-8", errors="replace"), rel, query, regex)
         if hit is None:
             continue
+        if max_lines and lines_seen + len(hit.lines) > max_lines:
+            # cut inside the file, exactly where ripgrep's reader stops
+            kept = hit.lines[: max_lines - lines_seen]
+            hit = FileHit(hit.rel, kept, sum(m for _n, _t, m in kept))
         hits.append(hit)
         lines_seen += len(hit.lines)
         if max_files and len(hits) >= max_files:
