@@ -14,8 +14,11 @@ from maia.shell import kill_group
 
 READ_SLICE = 128 * 1024  # parsed in a few milliseconds: the event loop runs between slices
 _KEEP_BYTES = (MAX_LINE_CHARS + 1) * 4
-_BUDGET_MIN = 1000  # results read from the parallel run before switching to the sorted one…
+# How much of the parallel run is read before switching to the sorted one: lines come cheap (a
+# file gives many), files do not (each is a file opened and searched), so their budget is tighter.
+_BUDGET_MIN = 1000  # lines…
 _BUDGET_FACTOR = 4  # …or this many times the limit, if more
+_BUDGET_MIN_FILES = 100  # files, or the limit itself if more
 
 COMMON = [
     "--no-config",
@@ -306,13 +309,13 @@ async def grep(
 
     Without a limit, ripgrep runs on every core and the hits are sorted at the end. With a limit,
     ripgrep's parallel run is read first while the answer stays under a budget (a few times the
-    limit): a rare pattern so costs one parallel scan. Past the budget, that run is killed and
-    ``--sort path`` (one thread, files in path order) is read only up to the limit, so a common
-    word costs what the answer needs, not what the tree holds.
+    limit in lines, the limit in files): a rare pattern so costs one parallel scan. Past the
+    budget, that run is killed and ``--sort path`` (one thread, files in path order) is read only
+    up to the limit, so a common word costs what the answer needs, not what the tree holds.
     """
     args = grep_args(query)
     limited = bool(max_files or max_lines)
-    budget_files = max(_BUDGET_MIN, _BUDGET_FACTOR * max_files) if max_files else 0
+    budget_files = max(_BUDGET_MIN_FILES, max_files) if max_files else 0
     budget_lines = max(_BUDGET_MIN, _BUDGET_FACTOR * max_lines) if max_lines else 0
     parser = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
     code, err, got_output = await _stream(binary, args, cwd, parser.feed)

@@ -53,6 +53,7 @@ async def test_limited_answer_is_the_head_of_the_full_one(
     if budget is not None:  # the parallel run is abandoned at once: the sorted, stopped run answers
         monkeypatch.setattr(rg, "_BUDGET_MIN", budget)
         monkeypatch.setattr(rg, "_BUDGET_FACTOR", 1)
+        monkeypatch.setattr(rg, "_BUDGET_MIN_FILES", budget)
     query = GrepQuery("word", many, mode, **options)  # type: ignore[arg-type]
     full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
     fast = format_hits(query, await grep_hits(query, head_limit=limit), many, limit).text
