@@ -145,6 +145,28 @@ def test_decoder_handles_crlf_comments_multiline_data_and_missing_final_blank_li
     assert decoder.close() == [b"[DONE]"]
 
 
+@pytest.mark.parametrize("size", [1000, 4096, 65536])
+def test_one_huge_event_in_small_reads(size: int) -> None:
+    """A 4 MB tool call arriving in small reads gives the same payload as the whole body (pieces joined once)."""
+    content = "x = 1\n" * (4 * 1024 * 1024 // 6)
+    body = _sse(_tc(0, id="big", name="Write", args=json.dumps({"path": "a.py", "content": content})), FINISH_TOOLS)
+    decoder, assembler = SseDecoder(), StreamAssembler()
+    events: list[StreamEvent] = []
+    for i in range(0, len(body), size):
+        for payload in decoder.feed(body[i : i + size]):
+            events.extend(assembler.finish() if payload == b"[DONE]" else assembler.feed_payload(payload))
+    assert decoder.close() == []
+    (call,) = [e for e in events if isinstance(e, ToolUse)]
+    assert call.arguments_valid and call.input == {"path": "a.py", "content": content}
+    assert events[-1] == Done("tool_use")
+
+
+def test_payload_bytes_that_are_not_utf8_are_ignored_like_invalid_json() -> None:
+    assembler = StreamAssembler()
+    assert assembler.feed_payload(b'{"choices": [{"delta": {"content": "\xff"}}]}') == []
+    assert assembler.feed_payload('{"choices": [{"delta": {"content": "é"}}]}'.encode()) == [TextDelta("é")]
+
+
 def _sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
     body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
     return body + (b"data: [DONE]\n\n" if done else b"")
