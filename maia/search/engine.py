@@ -128,7 +128,9 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     if binary is not None:
         found = await rg.list_files(binary, walk_root, relative, walk_root, max_depth=depth)
         prefix = start + "/" if start else ""
-        rels = [prefix + r for r in found if regex.fullmatch(prefix + r)]
+        if prefix:
+            found = [prefix + r for r in found]
+        rels = list(filter(regex.fullmatch, found))
         total = len(rels)
         if limit:
             rels = rels[:limit]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -346,7 +347,25 @@ async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, ma
     if max_depth:
         args.append(f"--max-depth={max_depth}")
     _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
-    root_bytes = str(root).encode()
-    rels = [_relative(p, root_bytes) for p in out.split(b"\0") if p]
-    rels.sort(key=path_order)
+    if len(out) < 64 * 1024:
+        return _listing(out, str(root))
+    return await asyncio.to_thread(_listing, out, str(root))  # a big tree's listing is sorted off the loop
+
+
+_order_key = operator.methodcaller("replace", "/", "\0")  # path_order, without a Python call per path
+
+
+def _listing(out: bytes, root: str) -> list[str]:
+    """ripgrep's ``--files --null`` output → paths relative to ``root``, in path order."""
+    text = out.decode("utf-8", errors="replace")
+    paths = text.split("\0")
+    if paths and not paths[-1]:
+        paths.pop()
+    base = root.rstrip("/") + "/"
+    cut = len(base)
+    if all(map(operator.methodcaller("startswith", base), paths)):
+        rels = [p[cut:] for p in paths]
+    else:
+        rels = [p[cut:] if p.startswith(base) else ("" if p == root else p) for p in paths]
+    rels.sort(key=_order_key)
     return rels
