@@ -90,3 +90,24 @@ async def test_a_stopped_search_kills_its_process(tmp_path: Path) -> None:
     pid = int(b"".join(seen).split(b"\n", 1)[0])
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # already reaped: not even a zombie is left
+
+
+async def test_a_cancelled_search_kills_its_process(tmp_path: Path) -> None:
+    """Ctrl+C cancels the task: the writer is killed and reaped, whatever it was doing."""
+    endless = "import os, sys\nprint(os.getpid(), flush=True)\nwhile True:\n    sys.stdout.write('x' * 4096 + '\\n')\n"
+    seen: list[bytes] = []
+    started = asyncio.Event()
+
+    def feed(chunk: bytes) -> bool:
+        seen.append(chunk)
+        started.set()
+        return False  # never enough: only cancellation stops it
+
+    task = asyncio.create_task(_stream(sys.executable, ["-c", endless], tmp_path, feed))
+    await asyncio.wait_for(started.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pid = int(b"".join(seen).split(b"\n", 1)[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
