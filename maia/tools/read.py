@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from maia.contracts import ToolContext
 from maia.i18n import _
@@ -68,7 +69,7 @@ class ReadTool(BuiltinTool):
             raise ToolError(_("Cannot read {path}: {error}").format(path=raw, error=error.strerror)) from None
 
 
-def _numbered(raw: str, handle: BinaryIO, offset: int, limit: int) -> str:
+def _numbered(raw: str, handle: io.BufferedIOBase, offset: int, limit: int) -> str:
     """The numbered lines ``offset`` … ``offset + limit - 1``, reading no further than needed."""
     size = os.fstat(handle.fileno()).st_size
     lines = LineReader(handle)
@@ -82,14 +83,14 @@ def _numbered(raw: str, handle: BinaryIO, offset: int, limit: int) -> str:
         line = lines.next_line()
         if line is None:
             break
-        data, chars = line
+        data, length = line
         text = data.decode("utf-8", errors="replace")
         if number == 1:
             text = text.removeprefix("\ufeff")
-        if chars > MAX_LINE_CHARS:
+        if len(text) > MAX_LINE_CHARS:
             cut = True
-            text = text[:MAX_LINE_CHARS] + _("… [line cut at {shown:,} of {total:,} characters]").format(
-                shown=MAX_LINE_CHARS, total=chars
+            text = text[:MAX_LINE_CHARS] + _("… [line cut at {shown:,} characters; it is {size:,} bytes long]").format(
+                shown=MAX_LINE_CHARS, size=length
             )
         shown.append(f"{number:>6}\t{text}")
         number += 1
@@ -136,13 +137,14 @@ class LineReader:
 
     Lines end at ``\n`` (a ``\r`` before it is dropped), as Grep and ripgrep number them; a last
     line without ``\n`` counts. A line's text is kept up to :data:`KEEP_BYTES`; past that only its
-    characters are counted.
+    length is counted. One buffer is reused for every slice (no allocation per slice).
     """
 
-    def __init__(self, handle: BinaryIO, slice_size: int = SLICE) -> None:
+    def __init__(self, handle: io.BufferedIOBase, slice_size: int = SLICE) -> None:
         self._handle = handle
-        self._size = slice_size
-        self._buf = b""
+        self._buf = bytearray(slice_size)
+        self._view = memoryview(self._buf)
+        self._len = 0  # bytes of the buffer holding data
         self._pos = 0
         self._eof = False
         self._started = False  # bytes of a line not yet ended have been consumed
@@ -151,83 +153,82 @@ class LineReader:
         """Read the next slice; False at the end of the file."""
         if self._eof:
             return False
-        data = self._handle.read(self._size)
-        if not data:
+        count = self._handle.readinto(self._view)
+        if not count:
             self._eof = True
+            self._len = self._pos = 0
             return False
-        self._buf, self._pos = data, 0
+        self._len, self._pos = count, 0
         return True
 
     def peek(self, count: int) -> bytes:
         """The next bytes (at most one slice), without consuming them."""
-        if self._pos >= len(self._buf):
+        if self._pos >= self._len:
             self._fill()
-        return self._buf[self._pos : self._pos + count]
+        return bytes(self._view[self._pos : min(self._len, self._pos + count)])
 
     def skip(self, count: int) -> int:
         """Skip ``count`` lines; returns how many there were (fewer at the end of the file)."""
         skipped = 0
         while skipped < count:
-            if self._pos >= len(self._buf) and not self._fill():
+            if self._pos >= self._len and not self._fill():
                 if self._started:
                     self._started = False
                     skipped += 1  # the last line, without its newline
                 return skipped
-            buf, pos = self._buf, self._pos
-            ends = buf.count(b"\n", pos)
+            buf, pos, size = self._buf, self._pos, self._len
+            ends = buf.count(b"\n", pos, size)
             if skipped + ends < count:
                 skipped += ends
-                self._started = not buf.endswith(b"\n")
-                self._pos = len(buf)
+                self._started = buf[size - 1] != 10  # a line goes on into the next slice
+                self._pos = size
                 continue
             for _line in range(count - skipped):
-                pos = buf.index(b"\n", pos) + 1
+                pos = buf.index(b"\n", pos, size) + 1
             self._pos = pos
             self._started = False
             skipped = count
         return skipped
 
     def next_line(self) -> tuple[bytes, int] | None:
-        """The next line: (its first :data:`KEEP_BYTES` bytes, its length in characters); None at the end."""
+        """The next line: (its first :data:`KEEP_BYTES` bytes, its whole length in bytes); None at the end."""
         kept: list[bytes] = []
         kept_len = 0
-        extra = 0  # characters past the kept bytes
-        last = b""
+        length = 0
+        last = -1
         while True:
-            if self._pos >= len(self._buf) and not self._fill():
+            if self._pos >= self._len and not self._fill():
                 if not self._started:
                     return None
                 break
-            buf, pos = self._buf, self._pos
-            end = buf.find(b"\n", pos)
-            stop = len(buf) if end == -1 else end
+            buf, pos, size = self._buf, self._pos, self._len
+            end = buf.find(b"\n", pos, size)
+            stop = size if end == -1 else end
             if stop > pos:
-                last = buf[stop - 1 : stop]
+                last = buf[stop - 1]
+                length += stop - pos
                 room = KEEP_BYTES - kept_len
                 if room > 0:
-                    piece = buf[pos : min(stop, pos + room)]
+                    piece = bytes(self._view[pos : min(stop, pos + room)])
                     kept.append(piece)
                     kept_len += len(piece)
-                if stop - pos > room:
-                    extra += _characters(buf[pos + max(room, 0) : stop])
             self._started = True
             if end == -1:
-                self._pos = len(buf)
+                self._pos = size
                 continue
             self._pos = end + 1
             break
         self._started = False
         data = b"".join(kept)
-        if last == b"\r" and not extra:
-            data = data[:-1]
-        elif last == b"\r":
-            extra -= 1
-        chars = extra + (_characters(data) if extra or len(data) > MAX_LINE_CHARS else len(data))
-        return data, chars
+        if last == 13:  # "\r\n"
+            length -= 1
+            if len(data) > length:
+                data = data[:length]
+        return data, length
 
     def more(self) -> bool:
         """Whether anything follows (another line)."""
-        return self._pos < len(self._buf) or self._fill()
+        return self._pos < self._len or self._fill()
 
     def count_rest(self, max_bytes: int) -> int | None:
         """The lines left, if at most ``max_bytes`` bytes remain to be read; else None (not read)."""
@@ -240,18 +241,9 @@ class LineReader:
         if end - here > max_bytes:
             return None
         count = 0
-        tail = b""
-        while self._pos < len(self._buf) or self._fill():
-            chunk = self._buf[self._pos :]
-            count += chunk.count(b"\n")
-            tail = chunk[-1:] or tail
-            self._pos = len(self._buf)
-        return count + (1 if tail and tail != b"\n" else 0)
-
-
-_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
-def _characters(data: bytes) -> int:
-    """UTF-8 characters in ``data`` (continuation bytes do not count)."""
-    return len(data.translate(None, _CONTINUATION))
+        last = 10
+        while self._pos < self._len or self._fill():
+            count += self._buf.count(b"\n", self._pos, self._len)
+            last = self._buf[self._len - 1]
+            self._pos = self._len
+        return count + (1 if last != 10 else 0)

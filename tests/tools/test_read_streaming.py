@@ -87,7 +87,7 @@ async def test_long_lines_are_cut_and_say_so(tmp_path: Path) -> None:
     out = await ReadTool().execute({"path": "min.js"}, ToolContext(cwd=tmp_path))
     rows = out.splitlines()
     assert rows[0] == "     1\tshort"
-    assert rows[1] == f"     2\t{line[:MAX_LINE_CHARS]}… [line cut at 2,000 of 4,500 characters]"
+    assert rows[1] == f"     2\t{line[:MAX_LINE_CHARS]}… [line cut at 2,000 characters; it is 6,000 bytes long]"
     assert rows[2] == "     3\tafter"
     assert "cut -c 2001-4000" in rows[3]
 
@@ -116,7 +116,7 @@ async def test_a_huge_file_is_never_loaded(tmp_path: Path) -> None:
         _size, peak_middle = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "line cut at 2,000 of 16,777,216 characters" in cut and len(cut) < 3000
+    assert "line cut at 2,000 characters; it is 16,777,216 bytes long" in cut and len(cut) < 3000
     assert head.splitlines()[-1] == "[lines 1-2000 of a file of 45.8 MB: read on with offset=2001]"
     assert middle.splitlines() == [
         "600000\t2024-01-01 INFO line 0029999 of the log",
