@@ -27,8 +27,8 @@ class ReadTool(BuiltinTool):
     name = "Read"
     description = (
         "Read a text file. Returns its lines numbered (line number, tab, text). Use offset (first line, "
-        "from 1) and limit (number of lines, default 2000) to read a long file in parts. Relative paths "
-        "start from the working folder; ~ is the home folder."
+        "from 1) and limit (number of lines, default 2000) to read a long file in parts. Lines longer than "
+        "2000 characters are cut. Relative paths start from the working folder; ~ is the home folder."
     )
     schema = {
         "type": "object",
