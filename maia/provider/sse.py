@@ -14,6 +14,7 @@ from maia.contracts import Done, ReasoningDelta, StopReason, StreamEvent, TextDe
 from maia.errors import ContextTooLong, StreamError
 
 DONE_MARKER = b"[DONE]"
+_SIMPLE_EVENTS = re.compile(rb"^data: (.*)\n\n", re.MULTILINE)
 
 # Output sizes at which a server that "repairs" a cut tool call is suspected (§7.2).
 SUSPICIOUS_OUTPUT_LIMITS = frozenset(1 << n for n in range(10, 17))
@@ -54,11 +55,42 @@ class SseDecoder:
             pending.clear()
         else:
             buf = chunk
-        lines = buf.split(b"\n")
-        rest = lines.pop()
+        out: list[bytes] = []
+        if b"\r" in buf:  # CR LF line ends: line by line
+            lines = buf.split(b"\n")
+            rest = lines.pop()
+            self._lines(lines, out)
+        else:
+            data = self._data
+            end = buf.rfind(b"\n\n") + 2
+            if not data and end > 1:
+                # the usual shape, events of one "data: …" line each, decoded in C: each match holds
+                # two of the region's line ends, so equal counts prove every line was such an event
+                found = _SIMPLE_EVENTS.findall(buf, 0, end)
+                if buf.count(b"\n", 0, end) == 2 * len(found):
+                    out.extend(found)
+                    buf = buf[end:]
+            # events one at a time: a single "data: …" line costs one test, not one per line
+            blocks = buf.split(b"\n\n")
+            rest = blocks.pop()
+            for block in blocks:
+                if not data and block.startswith(b"data: ") and b"\n" not in block:
+                    out.append(block[6:])
+                    continue
+                self._lines(block.split(b"\n"), out)
+                if data:  # the blank line that ended the block ends the event
+                    out.append(data[0] if len(data) == 1 else b"\n".join(data))
+                    data.clear()
+            if b"\n" in rest:  # complete lines of an event still open
+                lines = rest.split(b"\n")
+                rest = lines.pop()
+                self._lines(lines, out)
         if rest:
             pending.append(rest)
-        out: list[bytes] = []
+        return out
+
+    def _lines(self, lines: list[bytes], out: list[bytes]) -> None:
+        """Complete lines: ``data:`` lines collected, a blank line ends the event."""
         data = self._data
         for line in lines:
             if line.startswith(b"data:"):
@@ -69,7 +101,6 @@ class SseDecoder:
                 out.append(data[0] if len(data) == 1 else b"\n".join(data))
                 data.clear()
             # other fields (event:, id:, retry:) and comments (":") carry nothing MAIA needs
-        return out
 
     def close(self) -> list[bytes]:
         """End of input: return the payload of an event left without its blank line."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,40 @@ def test_payload_bytes_that_are_not_utf8_are_ignored_like_invalid_json() -> None
     assembler = StreamAssembler()
     assert assembler.feed_payload(b'{"choices": [{"delta": {"content": "\xff"}}]}') == []
     assert assembler.feed_payload('{"choices": [{"delta": {"content": "é"}}]}'.encode()) == [TextDelta("é")]
+
+
+def reference_payloads(body: bytes) -> list[bytes]:
+    """The SSE rules, line by line: data lines collected, a blank line ends the event, end of input too."""
+    payloads: list[bytes] = []
+    data: list[bytes] = []
+    for raw in body.split(b"\n"):
+        line = raw.removesuffix(b"\r")
+        if not line:
+            if data:
+                payloads.append(b"\n".join(data))
+                data = []
+        elif line.startswith(b"data:"):
+            data.append(line[5:].removeprefix(b" "))
+    if data:
+        payloads.append(b"\n".join(data))
+    return payloads
+
+
+def test_any_chunking_gives_the_payloads_the_rules_give() -> None:
+    """Events split anywhere (inside "\n\n", inside a line, CR LF or not) decode as the rules say."""
+    rng = random.Random(3)
+    parts = [b'data: {"a": 1}\n\n', b": comment\n", b"event: x\ndata: y\n\n", b"data:z\n\n", b"data: 1\ndata: 2\n\n"]
+    parts.append(b"\n")
+    for _round in range(300):
+        body = b"".join(rng.choice(parts) for _ in range(rng.randint(1, 12)))
+        if rng.random() < 0.3:
+            body = body.replace(b"\n", b"\r\n")
+        decoder, got = SseDecoder(), []
+        cuts = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(0, 6))))
+        for start, end in zip([0, *cuts], [*cuts, len(body)], strict=True):
+            got.extend(decoder.feed(body[start:end]))
+        got.extend(decoder.close())
+        assert got == reference_payloads(body), body
 
 
 def _sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
