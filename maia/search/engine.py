@@ -124,7 +124,8 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     walk_root = root / start if start else root
     if not walk_root.is_dir():
         return [], 0
-    binary = _engine(engine)
+    # one folder's listing (no "**", one level) costs less in Python than starting ripgrep
+    binary = _engine(engine) if depth != 1 else None
     if binary is not None:
         found = await rg.list_files(binary, walk_root, relative, walk_root, max_depth=depth)
         prefix = start + "/" if start else ""
