@@ -1,12 +1,15 @@
-"""Context counting and session files: memoised recount, cold count vs raw tiktoken, 5 MB save and load.
+"""Context counting and session files: memoised recount, cold count vs raw tiktoken, 5 MB save and load,
+and what the o200k encoder adds to a process's memory (resident after loading, and its peak while loading).
 
 Run: ``.venv/bin/python bench/context.py [runs]``.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,9 +92,43 @@ def median_ms(fn: object, runs: int) -> float:
     return statistics.median(samples) * 1000
 
 
+ENCODER_MEMORY = """
+import sys
+def status(key):
+    for line in open('/proc/self/status'):
+        if line.startswith(key):
+            return int(line.split()[1])
+import tiktoken, maia.context.tokens as tokens
+before = status('VmRSS:')
+tokens.encoding().encode_ordinary('warm up')
+print(before, status('VmRSS:'), status('VmHWM:'))
+"""
+
+
+def encoder_memory() -> None:
+    """RSS of a fresh process (tiktoken imported) before and after building the encoder, and its peak."""
+    samples = []
+    for _ in range(5):
+        with tempfile.TemporaryDirectory() as home:
+            done = subprocess.run(
+                [sys.executable, "-c", ENCODER_MEMORY],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "MAIA_HOME": home},
+            )
+        samples.append(tuple(int(v) for v in done.stdout.split()))
+    before, after, peak = (statistics.median(s[i] for s in samples) / 1024 for i in range(3))
+    print(
+        f"o200k encoder: RSS {before:.0f} MB before, {after:.0f} MB after (+{after - before:.0f} MB), "
+        f"peak {peak:.0f} MB while loading (median of 5 fresh processes)"
+    )
+
+
 def main() -> None:
     """Measure and print."""
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    encoder_memory()
     enc = encoding()
     messages = make_messages(200_000, 400)
     counter = TokenCounter()

@@ -74,13 +74,29 @@ def encoding() -> Any:
             try:
                 import tiktoken
 
-                _encoding = tiktoken.get_encoding("o200k_base")
+                built = tiktoken.get_encoding("o200k_base")
+                _release_python_vocabulary(built)
+                _encoding = built
             finally:
                 if previous is None:
                     os.environ.pop("TIKTOKEN_CACHE_DIR", None)
                 else:
                     os.environ["TIKTOKEN_CACHE_DIR"] = previous
     return _encoding
+
+
+def _release_python_vocabulary(built: Any) -> None:
+    """Drop the Python copy of the 200,000-entry vocabulary once the Rust encoder holds its own (~27 MB).
+
+    tiktoken keeps the dict it built the encoder from only to pickle an *unregistered* encoding;
+    ``o200k_base`` is registered, so it pickles by name and the dict is never read again.
+    """
+    import tiktoken.registry
+
+    registered = getattr(tiktoken.registry, "ENCODINGS", {}).get("o200k_base")
+    if id(registered) != id(built) or not hasattr(built, "_mergeable_ranks"):
+        return  # another tiktoken: keep what it may need
+    built._mergeable_ranks = {}  # freed at once: plain bytes and ints, no reference cycles
 
 
 def preload_in_background() -> threading.Thread:

@@ -14,6 +14,7 @@ from maia.contracts import Done, ReasoningDelta, StopReason, StreamEvent, TextDe
 from maia.errors import ContextTooLong, StreamError
 
 DONE_MARKER = b"[DONE]"
+_SIMPLE_EVENTS = re.compile(rb"^data: (.*)\n\n", re.MULTILINE)
 
 # Output sizes at which a server that "repairs" a cut tool call is suspected (§7.2).
 SUSPICIOUS_OUTPUT_LIMITS = frozenset(1 << n for n in range(10, 17))
@@ -31,38 +32,80 @@ def is_context_too_long(message: str) -> bool:
 
 
 class SseDecoder:
-    """Splits a byte stream into the payloads of its ``data:`` fields, one per event."""
+    """Splits a byte stream into the payloads of its ``data:`` fields, one per event.
 
-    __slots__ = ("_buf", "_data")
+    Linear in the input whatever its shape: a line that arrives in many reads (one 16 MB event) is
+    kept as a list of pieces and joined once, when its end arrives.
+    """
+
+    __slots__ = ("_data", "_pending")
 
     def __init__(self) -> None:
-        self._buf = b""
-        self._data: list[bytes] = []
+        self._pending: list[bytes] = []  # the start of a line whose end has not arrived
+        self._data: list[bytes] = []  # the data lines of the event being read
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """Add bytes; return the payloads of the events they complete."""
-        buf = self._buf + chunk if self._buf else chunk
-        lines = buf.split(b"\n")
-        self._buf = lines.pop()
+        pending = self._pending
+        if pending:
+            pending.append(chunk)
+            if b"\n" not in chunk:
+                return []
+            buf = b"".join(pending)
+            pending.clear()
+        else:
+            buf = chunk
         out: list[bytes] = []
-        data = self._data
-        for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if data:
+        if b"\r" in buf:  # CR LF line ends: line by line
+            lines = buf.split(b"\n")
+            rest = lines.pop()
+            self._lines(lines, out)
+        else:
+            data = self._data
+            end = buf.rfind(b"\n\n") + 2
+            if not data and end > 1:
+                # the usual shape, events of one "data: …" line each, decoded in C: each match holds
+                # two of the region's line ends, so equal counts prove every line was such an event
+                found = _SIMPLE_EVENTS.findall(buf, 0, end)
+                if buf.count(b"\n", 0, end) == 2 * len(found):
+                    out.extend(found)
+                    buf = buf[end:]
+            # events one at a time: a single "data: …" line costs one test, not one per line
+            blocks = buf.split(b"\n\n")
+            rest = blocks.pop()
+            for block in blocks:
+                if not data and block.startswith(b"data: ") and b"\n" not in block:
+                    out.append(block[6:])
+                    continue
+                self._lines(block.split(b"\n"), out)
+                if data:  # the blank line that ended the block ends the event
                     out.append(data[0] if len(data) == 1 else b"\n".join(data))
                     data.clear()
-            elif line.startswith(b"data:"):
-                value = line[5:]
-                data.append(value[1:] if value.startswith(b" ") else value)
-            # other fields (event:, id:, retry:) and comments (":") carry nothing MAIA needs
+            if b"\n" in rest:  # complete lines of an event still open
+                lines = rest.split(b"\n")
+                rest = lines.pop()
+                self._lines(lines, out)
+        if rest:
+            pending.append(rest)
         return out
+
+    def _lines(self, lines: list[bytes], out: list[bytes]) -> None:
+        """Complete lines: ``data:`` lines collected, a blank line ends the event."""
+        data = self._data
+        for line in lines:
+            if line.startswith(b"data:"):
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+            elif data and (not line or line == b"\r"):  # a blank line ends the event
+                out.append(data[0] if len(data) == 1 else b"\n".join(data))
+                data.clear()
+            # other fields (event:, id:, retry:) and comments (":") carry nothing MAIA needs
 
     def close(self) -> list[bytes]:
         """End of input: return the payload of an event left without its blank line."""
-        out = self.feed(b"\n\n") if self._buf else self.feed(b"\n") if self._data else []
-        self._buf = b""
+        out = self.feed(b"\n\n") if self._pending else self.feed(b"\n") if self._data else []
+        self._pending.clear()
         return out
 
 
@@ -112,7 +155,8 @@ class StreamAssembler:
     def feed_payload(self, payload: bytes) -> list[StreamEvent]:
         """Parse one SSE payload; ``[DONE]`` must be handled by the caller. Invalid JSON is ignored."""
         try:
-            chunk = json.loads(payload)
+            # decoding first is what json.loads does with bytes, minus its encoding sniffing (~25% faster)
+            chunk = json.loads(payload.decode("utf-8", "surrogatepass"))
         except ValueError:
             return []
         if not isinstance(chunk, dict):

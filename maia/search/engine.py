@@ -33,16 +33,14 @@ def _engine(prefer: str | None) -> str | None:
 async def grep_hits(query: GrepQuery, *, head_limit: int = 0, engine: str | None = None) -> list[FileHit]:
     """The hits of a query, from ripgrep when available, else from the Python engine."""
     compile_python(query.pattern, query.ignore_case)  # the same clear error whichever engine runs
-    binary = _engine(engine)
-    if binary is not None and not query.root.is_file():
-        hits = await rg.grep(binary, query, query.root)
-        if query.glob:
-            keep = glob_filter(query.glob)
-            hits = [h for h in hits if keep(h.rel)]
-        return hits
-    # one more than asked, so that the answer can tell there was more
+    # one more than asked, so that the answer can tell there was more; both engines stop at exactly
+    # this point (a file's lines may be cut), so their answers are the same text
     max_files = head_limit + 1 if head_limit and query.mode != "content" else 0
     max_lines = head_limit + 1 if head_limit and query.mode == "content" else 0
+    binary = _engine(engine)
+    if binary is not None and not query.root.is_file():
+        keep = glob_filter(query.glob) if query.glob else None
+        return await rg.grep(binary, query, query.root, keep=keep, max_files=max_files, max_lines=max_lines)
     return await asyncio.to_thread(fallback.grep_files, query, max_files=max_files, max_lines=max_lines)
 
 
@@ -126,11 +124,14 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     walk_root = root / start if start else root
     if not walk_root.is_dir():
         return [], 0
-    binary = _engine(engine)
+    # one folder's listing (no "**", one level) costs less in Python than starting ripgrep
+    binary = _engine(engine) if depth != 1 else None
     if binary is not None:
         found = await rg.list_files(binary, walk_root, relative, walk_root, max_depth=depth)
         prefix = start + "/" if start else ""
-        rels = [prefix + r for r in found if regex.fullmatch(prefix + r)]
+        if prefix:
+            found = [prefix + r for r in found]
+        rels = list(filter(regex.fullmatch, found))
         total = len(rels)
         if limit:
             rels = rels[:limit]

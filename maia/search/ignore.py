@@ -3,6 +3,7 @@ folders pruned instead of filtered, one combined regular expression per run of p
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Iterator
@@ -114,42 +115,45 @@ def walk(root: Path, *, use_ignore: bool = True, max_depth: int = 0) -> Iterator
     """
     limit = max_depth or 1_000_000
     base_rules = ancestor_rules(root) if use_ignore else []
-    # an explicit stack of (folder rel, its sorted entries, next index, its rules, its depth):
-    # no recursion, so a file deep in the tree costs no more than one at the top
-    stack: list[tuple[str, list[os.DirEntry[str]], int, list[IgnoreFile], int]] = []
+    # an explicit stack of (folder rel + "/", iterator over its sorted entries, its rules, its depth):
+    # no recursion, so a file deep in the tree costs no more than one at the top; a folder's
+    # iterator keeps its place while a sub-folder is walked
+    stack: list[tuple[str, Iterator[os.DirEntry[str]], list[IgnoreFile], int]] = []
 
-    def enter(rel_dir: str, abs_dir: str, inherited: list[IgnoreFile], depth: int) -> None:
+    def enter(prefix: str, abs_dir: str, inherited: list[IgnoreFile], depth: int) -> None:
         try:
             with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_name)
         except OSError:
             return
         rules = inherited
         if use_ignore:
             names = {e.name for e in entries if e.name in IGNORE_FILES}
             if names:
-                own = read_ignore_files(abs_dir, rel_dir, present=names)
+                own = read_ignore_files(abs_dir, prefix[:-1], present=names)
                 if own:
                     rules = [*inherited, *own]
-        stack.append((rel_dir, entries, 0, rules, depth))
+        stack.append((prefix, iter(entries), rules, depth))
 
     enter("", str(root), base_rules, 1)
     while stack:
-        rel_dir, entries, index, rules, depth = stack[-1]
-        if index >= len(entries):
-            stack.pop()
-            continue
-        stack[-1] = (rel_dir, entries, index + 1, rules, depth)
-        entry = entries[index]
-        name = entry.name
-        rel = f"{rel_dir}/{name}" if rel_dir else name
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                if depth < limit and name not in ALWAYS_SKIPPED and not (use_ignore and is_ignored(rules, rel + "/")):
-                    enter(rel, entry.path, rules, depth + 1)
+        prefix, entries, rules, depth = stack[-1]
+        for entry in entries:
+            name = entry.name
+            rel = prefix + name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < limit and name not in ALWAYS_SKIPPED and not (rules and is_ignored(rules, rel + "/")):
+                        enter(rel + "/", entry.path, rules, depth + 1)
+                        break  # depth-first: the sub-folder now, the rest of this one after it
+                    continue
+                if entry.is_symlink() or (rules and is_ignored(rules, rel)):
+                    continue  # links are not followed, as ripgrep does by default
+            except OSError:
                 continue
-            if entry.is_symlink() or (use_ignore and is_ignored(rules, rel)):
-                continue  # links are not followed, as ripgrep does by default
-        except OSError:
-            continue
-        yield rel, entry.path, depth
+            yield rel, entry.path, depth
+        else:
+            stack.pop()
+
+
+_name = operator.attrgetter("name")

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
+import signal
+from collections.abc import Callable
 from pathlib import Path
 
-from maia.search import FileHit, GrepQuery, path_order
+from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
 from maia.search.regex import PatternError, needs_pcre
-from maia.shell import terminate_group
+from maia.shell import kill_group
+
+READ_SLICE = 128 * 1024  # parsed in a few milliseconds: the event loop runs between slices
+_KEEP_BYTES = (MAX_LINE_CHARS + 1) * 4
+# How much of the parallel run is read before switching to the sorted one: lines come cheap (a
+# file gives many), files do not (each is a file opened and searched), so their budget is tighter.
+_BUDGET_MIN = 1000  # lines…
+_BUDGET_FACTOR = 4  # …or this many times the limit, if more
+_BUDGET_MIN_FILES = 100  # files, or the limit itself if more
 
 COMMON = [
     "--no-config",
@@ -25,7 +36,17 @@ COMMON = [
 
 async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
     """Run ripgrep in its own process group; cancellation kills it."""
-    process = await asyncio.create_subprocess_exec(
+    process = await _start(binary, args, cwd)
+    try:
+        out, err = await process.communicate()
+    except asyncio.CancelledError:
+        await _kill(process)
+        raise
+    return process.returncode or 0, out, err
+
+
+async def _start(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
         binary,
         *args,
         cwd=cwd,
@@ -34,13 +55,55 @@ async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, b
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """ripgrep has nothing to clean up: SIGKILL its group at once, then reap it."""
+    kill_group(process, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), 5)
+
+
+async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool]) -> tuple[int, bytes, bool]:
+    """Run ripgrep, handing its output to ``feed`` slice by slice until ``feed`` says it has enough.
+
+    Returns (exit status, the start of stderr, whether any output came). Output is never accumulated:
+    each slice is parsed and dropped, and the event loop runs between slices (Ctrl+C answers at once).
+    Once ``feed`` returns True, ripgrep is killed: a search costs what its answer needs.
+    """
+    process = await _start(binary, args, cwd)
+    assert process.stdout is not None and process.stderr is not None
+    errors = asyncio.ensure_future(_head(process.stderr, 64 * 1024))
+    got_output = False
+    stopped = False
     try:
-        out, err = await process.communicate()
-    except asyncio.CancelledError:
-        with contextlib.suppress(ProcessLookupError):
-            await terminate_group(process)
+        while True:
+            chunk = await process.stdout.read(READ_SLICE)
+            if not chunk:
+                break
+            got_output = True
+            if feed(chunk):
+                stopped = True
+                break
+            await asyncio.sleep(0)  # the reader may hand buffered data back without yielding
+    except BaseException:
+        errors.cancel()
+        await _kill(process)
         raise
-    return process.returncode or 0, out, err
+    if stopped:
+        await _kill(process)
+    err = await errors
+    code = await process.wait()
+    return (0 if stopped else code), err, got_output
+
+
+async def _head(reader: asyncio.StreamReader, limit: int) -> bytes:
+    """Read a stream to its end, keeping its first ``limit`` bytes (a full pipe would block ripgrep)."""
+    kept = bytearray()
+    while chunk := await reader.read(65536):
+        if len(kept) < limit:
+            kept += chunk[: limit - len(kept)]
+    return bytes(kept)
 
 
 def name_filter(glob: str | None) -> list[str]:
@@ -57,9 +120,11 @@ def name_filter(glob: str | None) -> list[str]:
     return [f"--type-add=maiafilter:{last}", "--type-not=maiafilter" if negated else "--type=maiafilter"]
 
 
-def grep_args(query: GrepQuery) -> list[str]:
-    """ripgrep's arguments for a query (the search root comes last)."""
+def grep_args(query: GrepQuery, *, sort: bool = False) -> list[str]:
+    """ripgrep's arguments for a query (the search root comes last); ``sort``: files in path order, one thread."""
     args = [*COMMON, "--max-filesize=2M", *name_filter(query.glob)]
+    if sort:
+        args.append("--sort=path")
     if query.ignore_case:
         args.append("--ignore-case")
     if needs_pcre(query.pattern):
@@ -85,55 +150,195 @@ def _relative(path: bytes, root: bytes) -> str:
     return path.decode("utf-8", errors="replace")
 
 
-def parse_output(query: GrepQuery, out: bytes) -> list[FileHit]:
-    """ripgrep's ``--null`` output → hits, sorted as the Python engine walks."""
-    root = str(query.root).encode()
-    hits: dict[str, FileHit] = {}
-    if query.mode == "files_with_matches":
-        for path in out.split(b"\0"):
-            if path:
-                rel = _relative(path, root)
-                hits[rel] = FileHit(rel)
-    else:
-        for line in out.split(b"\n"):
-            if not line or line == b"--" or b"\0" not in line:
+def _line_text(raw: bytes) -> str:
+    """A line's text, shortened past what the answer can show (lines are cut at 500 characters)."""
+    if len(raw) > _KEEP_BYTES:
+        # one character more than is shown, so the cut is still marked; UTF-8 needs ≤ 4 bytes a character
+        return raw[:_KEEP_BYTES].decode("utf-8", errors="replace")[: MAX_LINE_CHARS + 1]
+    return raw.decode("utf-8", errors="replace").rstrip("\r")
+
+
+class OutputParser:
+    """ripgrep's ``--null`` output → :class:`FileHit` list, fed slice by slice (memory stays bounded).
+
+    ``keep`` filters files (Grep's glob); ``max_files`` / ``max_lines`` (0 = no limit) stop the
+    parse once that many files or lines are held; :meth:`feed` then returns True. The hits are in
+    ripgrep's order: path order with ``--sort path``, otherwise see :func:`ordered`.
+    """
+
+    def __init__(
+        self,
+        query: GrepQuery,
+        *,
+        keep: Callable[[str], bool] | None = None,
+        max_files: int = 0,
+        max_lines: int = 0,
+    ) -> None:
+        self.mode = query.mode
+        self.root = str(query.root).encode()
+        self.keep = keep
+        self.max_files = max_files
+        self.max_lines = max_lines
+        self.hits: list[FileHit] = []
+        self.lines = 0
+        self.full = False
+        self._rest = b""
+        self._path = b"\0"  # the path of the hit being filled (never a real path)
+        self._hit: FileHit | None = None
+        self._by_rel: dict[str, FileHit] = {}
+
+    def feed(self, data: bytes) -> bool:
+        """Parse a slice of output; True once a limit is reached (the rest is not wanted)."""
+        if self.full:
+            return True
+        separator = b"\0" if self.mode == "files_with_matches" else b"\n"
+        records = (self._rest + data if self._rest else data).split(separator)
+        self._rest = records.pop()
+        if self.mode == "files_with_matches":
+            self._files(records)
+        elif self.mode == "count":
+            self._counts(records)
+        else:
+            self._content(records)
+        return self.full
+
+    def close(self) -> None:
+        """End of output: a last record without its terminator is parsed too."""
+        if self._rest and not self.full:
+            rest, self._rest = self._rest, b""
+            self.feed(rest + (b"\0" if self.mode == "files_with_matches" else b"\n"))
+
+    def _new_hit(self, path: bytes) -> FileHit | None:
+        """The hit for a new path, or None when the glob filter drops the file."""
+        rel = _relative(path, self.root)
+        if self.keep is not None and rel and not self.keep(rel):
+            return None
+        hit = self._by_rel.get(rel)
+        if hit is None:
+            hit = self._by_rel[rel] = FileHit(rel)
+            self.hits.append(hit)
+        return hit
+
+    def _files(self, records: list[bytes]) -> None:
+        for path in records:
+            if path and self._new_hit(path) is not None and self.max_files and len(self.hits) >= self.max_files:
+                self.full = True
+                return
+
+    def _counts(self, records: list[bytes]) -> None:
+        for record in records:
+            path, found, number = record.partition(b"\0")
+            if not found or not number.isdigit():
                 continue
-            path, _sep, rest = line.partition(b"\0")
-            rel = _relative(path, root)
-            if query.mode == "count":
-                if rest.isdigit():
-                    hits[rel] = FileHit(rel, count=int(rest))
+            hit = self._new_hit(path)
+            if hit is None:
                 continue
-            number, separator, text = _split_numbered(rest)
-            if number is None:
-                continue  # "binary file matches" and other notes
-            hit = hits.setdefault(rel, FileHit(rel))
-            is_match = separator == ":"
-            hit.lines.append((number, text.decode("utf-8", errors="replace").rstrip("\r"), is_match))
+            hit.count = int(number)
+            if self.max_files and len(self.hits) >= self.max_files:
+                self.full = True
+                return
+
+    def _content(self, records: list[bytes]) -> None:
+        hit = self._hit
+        for record in records:
+            path, found, rest = record.partition(b"\0")
+            if not found:
+                continue  # "--" between context groups, notes
+            number, colon, text = rest.partition(b":")
+            if not (colon and number.isdigit()):
+                number, dash, text = rest.partition(b"-")
+                if not (dash and number.isdigit()):
+                    continue  # "binary file matches" and other notes
+                is_match = False
+            else:
+                is_match = True
+            if path != self._path:
+                self._path = path
+                hit = self._hit = self._new_hit(path)
+            if hit is None:
+                continue
+            hit.lines.append((int(number), _line_text(text), is_match))
             hit.count += is_match
-    ordered = sorted(hits.values(), key=lambda h: path_order(h.rel))
-    for hit in ordered:
-        hit.lines.sort()
-    return ordered
+            self.lines += 1
+            if self.max_lines and self.lines >= self.max_lines:
+                self.full = True
+                return
 
 
-def _split_numbered(rest: bytes) -> tuple[int | None, str, bytes]:
-    index = 0
-    while index < len(rest) and 48 <= rest[index] <= 57:
-        index += 1
-    if index == 0 or index >= len(rest) or rest[index : index + 1] not in (b":", b"-"):
-        return None, "", b""
-    return int(rest[:index]), rest[index : index + 1].decode(), rest[index + 1 :]
+def ordered(hits: list[FileHit]) -> list[FileHit]:
+    """Hits in path order (ripgrep's threads finish files in any order)."""
+    hits.sort(key=lambda h: path_order(h.rel))
+    return hits
 
 
-async def grep(binary: str, query: GrepQuery, cwd: Path) -> list[FileHit]:
-    """Search with ripgrep; a pattern it refuses is a :class:`PatternError`."""
-    code, out, err = await run_rg(binary, grep_args(query), cwd)
-    if code == 2 and not out:
+def cut(hits: list[FileHit], max_files: int, max_lines: int) -> list[FileHit]:
+    """The first ``max_files`` files, or the first ``max_lines`` lines (a file may be cut), 0 = no limit."""
+    if max_files:
+        return hits[:max_files]
+    if max_lines:
+        kept: list[FileHit] = []
+        room = max_lines
+        for hit in hits:
+            if room <= 0:
+                break
+            if len(hit.lines) > room:
+                hit = FileHit(hit.rel, hit.lines[:room], sum(m for _n, _t, m in hit.lines[:room]))
+            kept.append(hit)
+            room -= len(hit.lines)
+        return kept
+    return hits
+
+
+def parse_output(query: GrepQuery, out: bytes) -> list[FileHit]:
+    """ripgrep's whole ``--null`` output → hits, sorted as the Python engine walks."""
+    parser = OutputParser(query)
+    parser.feed(out)
+    parser.close()
+    return ordered(parser.hits)
+
+
+async def grep(
+    binary: str,
+    query: GrepQuery,
+    cwd: Path,
+    *,
+    keep: Callable[[str], bool] | None = None,
+    max_files: int = 0,
+    max_lines: int = 0,
+) -> list[FileHit]:
+    """Search with ripgrep, in path order, stopping at the limits; a refused pattern is a :class:`PatternError`.
+
+    Without a limit, ripgrep runs on every core and the hits are sorted at the end. With a limit,
+    ripgrep's parallel run is read first while the answer stays under a budget (a few times the
+    limit in lines, the limit in files): a rare pattern so costs one parallel scan. Past the
+    budget, that run is killed and ``--sort path`` (one thread, files in path order) is read only
+    up to the limit, so a common word costs what the answer needs, not what the tree holds.
+    """
+    args = grep_args(query)
+    limited = bool(max_files or max_lines)
+    budget_files = max(_BUDGET_MIN_FILES, max_files) if max_files else 0
+    budget_lines = max(_BUDGET_MIN, _BUDGET_FACTOR * max_lines) if max_lines else 0
+    parser = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
+    code, err, got_output = await _stream(binary, args, cwd, parser.feed)
+    if code == 2 and not got_output:
         message = err.decode("utf-8", errors="replace").strip()
         if "regex" in message or "error parsing" in message or "PCRE2" in message:
             raise PatternError(message.splitlines()[-1] if message else "invalid pattern")
-    return parse_output(query, out)
+    if not parser.full:
+        parser.close()
+        hits = await _sorted(parser.hits)
+        return cut(hits, max_files, max_lines) if limited else hits
+    sorted_parser = OutputParser(query, keep=keep, max_files=max_files, max_lines=max_lines)
+    await _stream(binary, grep_args(query, sort=True), cwd, sorted_parser.feed)
+    sorted_parser.close()
+    return sorted_parser.hits
+
+
+async def _sorted(hits: list[FileHit]) -> list[FileHit]:
+    """Sort on the loop when small, in a thread when large (a long sort would freeze the interface)."""
+    if len(hits) < 20_000:
+        return ordered(hits)
+    return await asyncio.to_thread(ordered, hits)
 
 
 async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, max_depth: int = 0) -> list[str]:
@@ -142,7 +347,25 @@ async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, ma
     if max_depth:
         args.append(f"--max-depth={max_depth}")
     _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
-    root_bytes = str(root).encode()
-    rels = [_relative(p, root_bytes) for p in out.split(b"\0") if p]
-    rels.sort(key=path_order)
+    if len(out) < 64 * 1024:
+        return _listing(out, str(root))
+    return await asyncio.to_thread(_listing, out, str(root))  # a big tree's listing is sorted off the loop
+
+
+_order_key = operator.methodcaller("replace", "/", "\0")  # path_order, without a Python call per path
+
+
+def _listing(out: bytes, root: str) -> list[str]:
+    """ripgrep's ``--files --null`` output → paths relative to ``root``, in path order."""
+    text = out.decode("utf-8", errors="replace")
+    paths = text.split("\0")
+    if paths and not paths[-1]:
+        paths.pop()
+    base = root.rstrip("/") + "/"
+    cut = len(base)
+    if all(map(operator.methodcaller("startswith", base), paths)):
+        rels = [p[cut:] for p in paths]
+    else:
+        rels = [p[cut:] if p.startswith(base) else ("" if p == root else p) for p in paths]
+    rels.sort(key=_order_key)
     return rels

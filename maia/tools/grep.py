@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -73,4 +74,6 @@ class GrepTool(BuiltinTool):
         except PatternError as error:
             raise ToolError(error.message) from None
         line_numbers = tool_input.get("-n") is not False
-        return format_hits(query, hits, ctx.cwd, head_limit, line_numbers=line_numbers).text
+        # a full answer can hold millions of lines: shaped off the event loop
+        answer = await asyncio.to_thread(format_hits, query, hits, ctx.cwd, head_limit, line_numbers=line_numbers)
+        return answer.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,62 @@ def test_decoder_handles_crlf_comments_multiline_data_and_missing_final_blank_li
     out = decoder.feed(b': keep-alive\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata:[DONE]')
     assert out == [b'{"a":\n1}']
     assert decoder.close() == [b"[DONE]"]
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 65536])
+def test_one_huge_event_in_small_reads(size: int) -> None:
+    """A 4 MB tool call arriving in small reads gives the same payload as the whole body (pieces joined once)."""
+    content = "x = 1\n" * (4 * 1024 * 1024 // 6)
+    body = _sse(_tc(0, id="big", name="Write", args=json.dumps({"path": "a.py", "content": content})), FINISH_TOOLS)
+    decoder, assembler = SseDecoder(), StreamAssembler()
+    events: list[StreamEvent] = []
+    for i in range(0, len(body), size):
+        for payload in decoder.feed(body[i : i + size]):
+            events.extend(assembler.finish() if payload == b"[DONE]" else assembler.feed_payload(payload))
+    assert decoder.close() == []
+    (call,) = [e for e in events if isinstance(e, ToolUse)]
+    assert call.arguments_valid and call.input == {"path": "a.py", "content": content}
+    assert events[-1] == Done("tool_use")
+
+
+def test_payload_bytes_that_are_not_utf8_are_ignored_like_invalid_json() -> None:
+    assembler = StreamAssembler()
+    assert assembler.feed_payload(b'{"choices": [{"delta": {"content": "\xff"}}]}') == []
+    assert assembler.feed_payload('{"choices": [{"delta": {"content": "é"}}]}'.encode()) == [TextDelta("é")]
+
+
+def reference_payloads(body: bytes) -> list[bytes]:
+    """The SSE rules, line by line: data lines collected, a blank line ends the event, end of input too."""
+    payloads: list[bytes] = []
+    data: list[bytes] = []
+    for raw in body.split(b"\n"):
+        line = raw.removesuffix(b"\r")
+        if not line:
+            if data:
+                payloads.append(b"\n".join(data))
+                data = []
+        elif line.startswith(b"data:"):
+            data.append(line[5:].removeprefix(b" "))
+    if data:
+        payloads.append(b"\n".join(data))
+    return payloads
+
+
+def test_any_chunking_gives_the_payloads_the_rules_give() -> None:
+    """Events split anywhere (inside "\n\n", inside a line, CR LF or not) decode as the rules say."""
+    rng = random.Random(3)
+    parts = [b'data: {"a": 1}\n\n', b": comment\n", b"event: x\ndata: y\n\n", b"data:z\n\n", b"data: 1\ndata: 2\n\n"]
+    parts.append(b"\n")
+    for _round in range(300):
+        body = b"".join(rng.choice(parts) for _ in range(rng.randint(1, 12)))
+        if rng.random() < 0.3:
+            body = body.replace(b"\n", b"\r\n")
+        decoder, got = SseDecoder(), []
+        cuts = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(0, 6))))
+        for start, end in zip([0, *cuts], [*cuts, len(body)], strict=True):
+            got.extend(decoder.feed(body[start:end]))
+        got.extend(decoder.close())
+        assert got == reference_payloads(body), body
 
 
 def _sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
