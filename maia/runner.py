@@ -15,6 +15,7 @@ from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 
 MAX_PARALLEL_TOOLS = 8
+OFF_LOOP_INPUT = 8_000  # characters of input past which the permission check runs in a thread
 STOP_FOR_MODEL = "The user stopped this iteration: this tool was not run. Wait for the user's next message."
 NOT_RUN_FOR_MODEL = "Not run: the user stopped the iteration before this call."
 USER_REFUSED = "The user refused this action."
@@ -59,6 +60,10 @@ def _json_type(value: Any) -> str:
     if value is None:
         return "null"
     return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _size(tool_input: Mapping[str, Any]) -> int:
+    return sum(len(v) if isinstance(v, str) else 8 for v in tool_input.values())
 
 
 def received(tool_input: Mapping[str, Any]) -> str:
@@ -141,6 +146,9 @@ class ToolRunner:
             return prepared, False
         if self.permissions is None:
             decision = Decision(Verdict.ASK if tool.permission == "ask" else Verdict.ALLOW, None, "")
+        elif _size(call.input) > OFF_LOOP_INPUT:
+            # a huge command takes the engine a while: off the event loop, so the screen and Ctrl+C answer
+            decision = await asyncio.to_thread(self.permissions, call.name, call.input)
         else:
             decision = self.permissions(call.name, call.input)
         verdict, rule = decision.verdict, decision.rule

@@ -279,6 +279,15 @@ class ChatApp:
         if announce and current:
             self.ui.info(_("Session saved: {name} (maia chat --resume {name} to carry on).").format(name=current))
 
+    async def save_off_loop(self) -> None:
+        """Save after a turn in a thread: a long session's serialisation never freezes the screen."""
+        if self._app is None:
+            return
+        try:
+            await asyncio.to_thread(self.app.save)
+        except (SessionError, OSError) as error:
+            self.ui.fail(_("The session could not be saved: {error}").format(error=error))
+
     async def handle(self, text: str) -> None:
         """``!``, ``§``, ``/``, then a prompt with ``@`` references (§5.5)."""
         prepared = self.app.prepare(text)
@@ -420,7 +429,7 @@ class ChatApp:
             if self.ui.store.live_text:
                 self.ui.on_text_end()
             self.ui.set_busy(False)
-            self.save()
+            await self.save_off_loop()
 
     async def wait_before_retry(self, wait: Wait) -> bool:
         """Count down to the retry on the status line; False when the user cancels or declines."""

@@ -359,3 +359,38 @@ def test_stream_json_events_say_when_waiting_for_a_retry(server: HTTPServer) -> 
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["type"] for e in events]
     assert "rate_limited" in kinds and kinds[-1] == "final" and events[-1]["answer"] == "ok"
+
+
+# issue 19: a long run that crosses the context maximum still reports every call and the answer
+
+
+def test_the_report_survives_compactions_in_the_middle_of_a_run(
+    server: HTTPServer, project: Path, write_settings: object
+) -> None:
+    from maia.context.compaction import SUMMARY_PROMPT
+
+    write_settings(server.url_for(""), MaxContextTokens=6000)  # type: ignore[operator]
+    calls = {"tools": 0, "summaries": 0}
+
+    def model(request: Request) -> Response:
+        body = json.loads(request.data)
+        last = body["messages"][-1]
+        if last["role"] == "user" and SUMMARY_PROMPT in str(last["content"]):
+            calls["summaries"] += 1
+            return Response(
+                text_stream("## Project context\n- notes\n## Next steps\n- go on"), mimetype="text/event-stream"
+            )
+        if calls["tools"] < 50:
+            calls["tools"] += 1
+            todo = {"todos": [{"content": f"step {calls['tools']} " + "x" * 400, "status": "pending"}]}
+            return Response(tool_stream("TodoWrite", todo, f"call_{calls['tools']}"), mimetype="text/event-stream")
+        return Response(text_stream("All fifty steps are planned."), mimetype="text/event-stream")
+
+    server.expect_request(CHAT).respond_with_handler(model)
+    result = maia("ask", "-m", "m", "-o", "json", "--allow", "TodoWrite", "--max-iterations", "60", "plan 50 steps")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert calls["summaries"] >= 1  # the run did cross the maximum
+    assert report["answer"] == "All fifty steps are planned."
+    assert [c["id"] for c in report["tool_calls"]] == [f"call_{n}" for n in range(1, 51)]
+    assert all(c["output"] is not None for c in report["tool_calls"])
