@@ -26,6 +26,8 @@ from maia.contracts import (
     ReasoningDelta,
     TextBlock,
     TextDelta,
+    Thinking,
+    ThinkingBlock,
     Tool,
     ToolContext,
     ToolResultBlock,
@@ -137,10 +139,11 @@ def cut_arguments_result(call: ToolUseBlock) -> str:
     )
 
 
-async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
+async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock], list[ThinkingBlock]]:
     request = ChatRequest(session.system, list(session.messages), [t.spec for t in session.tools.values()])
     text: list[str] = []
     calls: list[ToolUseBlock] = []
+    thinking: list[ThinkingBlock] = []
     session._streaming = text
     session.ui.on_thinking(True)
     try:
@@ -152,6 +155,8 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
                     session.ui.on_text(event.text)
                 elif isinstance(event, ReasoningDelta):
                     session.ui.on_reasoning(event.text)
+                elif isinstance(event, Thinking):
+                    thinking.append(event.block)
                 elif isinstance(event, ToolUse):
                     raw = None if event.arguments_valid else event.raw_arguments
                     calls.append(ToolUseBlock(event.id, event.name, event.input if raw is None else {}, raw))
@@ -167,7 +172,7 @@ async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock]]:
     session._streaming = None
     if text:
         session.ui.on_text_end()
-    return "".join(text), calls
+    return "".join(text), calls, thinking
 
 
 def _append(session: AgentSession, message: Message) -> None:
@@ -202,8 +207,10 @@ async def _loop(session: AgentSession, on_limit: LimitCallback | None, max_itera
     limit = max_iterations or session.max_iterations
     while True:
         for _iteration in range(limit):
-            text, calls = await _call_model(session)
-            content: list[ContentBlock] = [TextBlock(text)] if text or not calls else []
+            text, calls, thinking = await _call_model(session)
+            content: list[ContentBlock] = [*thinking]
+            if text or not calls:
+                content.append(TextBlock(text))
             content.extend(calls)
             _append(session, Message("assistant", content))
             session.merge_next = False

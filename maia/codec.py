@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from maia.contracts import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from maia.i18n import _
 
 FORMAT_VERSION = 1
@@ -32,6 +32,13 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
         if block.raw_arguments is not None:
             data["rawArguments"] = block.raw_arguments
         return data
+    if isinstance(block, ThinkingBlock):
+        thinking: dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
+        if block.signature is not None:
+            thinking["signature"] = block.signature
+        if block.redacted is not None:
+            thinking["redacted"] = block.redacted
+        return thinking
     result: dict[str, Any] = {"type": "tool_result", "toolUseId": block.tool_use_id, "content": block.content}
     if block.is_error:
         result["isError"] = True
@@ -64,6 +71,13 @@ def block_from_dict(data: Any) -> ContentBlock:
             str(data.get("toolUseId", data.get("tool_use_id", ""))),
             str(data.get("content", "")),
             bool(data.get("isError", data.get("is_error", False))),
+        )
+    if kind == "thinking":
+        signature, redacted = data.get("signature"), data.get("redacted")
+        return ThinkingBlock(
+            str(data.get("thinking", "")),
+            signature if isinstance(signature, str) else None,
+            redacted if isinstance(redacted, str) else None,
         )
     raise ValueError(f"unknown content block type {kind!r}")
 

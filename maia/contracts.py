@@ -53,7 +53,18 @@ class ToolResultBlock:
     type: Literal["tool_result"] = "tool_result"
 
 
-ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class ThinkingBlock:
+    """The model's reasoning as the provider signed it (Anthropic extended thinking): sent back unchanged
+    with the next request, as the provider requires; never shown as part of the answer."""
+
+    thinking: str
+    signature: str | None = None
+    redacted: str | None = None  # a redacted block carries opaque data instead of text
+    type: Literal["thinking"] = "thinking"
+
+
+ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock
 
 
 @dataclass(slots=True, weakref_slot=True)
@@ -198,7 +209,14 @@ class Done:
     stop_reason: StopReason
 
 
-StreamEvent: TypeAlias = TextDelta | ReasoningDelta | ToolUse | Usage | Truncated | Done
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """A complete signed reasoning block (emitted at the end of the stream, before the tool calls)."""
+
+    block: ThinkingBlock
+
+
+StreamEvent: TypeAlias = TextDelta | ReasoningDelta | Thinking | ToolUse | Usage | Truncated | Done
 
 
 # --- provider (§4.2) -------------------------------------------------------------------------

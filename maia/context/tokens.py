@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ContentBlock, Message, TextBlock, ToolSpec, ToolUseBlock
+from maia.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -128,6 +128,8 @@ def block_text(block: ContentBlock) -> str:
         return block.text
     if isinstance(block, ToolUseBlock):
         return block.name + json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(block, ThinkingBlock):
+        return block.thinking or block.redacted or ""
     return block.content
 
 

@@ -18,6 +18,7 @@ from maia.contracts import (
     Message,
     StreamEvent,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -68,6 +69,12 @@ def _arguments_text(block: ToolUseBlock) -> str:
     return json.dumps({"truncated_arguments": shown, "received_characters": len(raw)}, ensure_ascii=False)
 
 
+def _thinking_dict(block: ThinkingBlock) -> dict[str, Any]:
+    if block.redacted is not None:
+        return {"type": "redacted_thinking", "data": block.redacted}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
 def map_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     """MAIA's neutral messages → OpenAI chat messages (§7.1 table)."""
     out: list[dict[str, Any]] = []
@@ -88,6 +95,9 @@ def map_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
                 entry["tool_calls"] = calls
+            thinking = [_thinking_dict(b) for b in message.content if isinstance(b, ThinkingBlock)]
+            if thinking:  # Anthropic wants its signed reasoning back, unchanged (LiteLLM's thinking_blocks)
+                entry["thinking_blocks"] = thinking
             out.append(entry)
             continue
         for block in message.content:

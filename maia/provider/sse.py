@@ -10,7 +10,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from maia.contracts import Done, ReasoningDelta, StopReason, StreamEvent, TextDelta, ToolUse, Truncated, Usage
+from maia.contracts import (
+    Done,
+    ReasoningDelta,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    Thinking,
+    ThinkingBlock,
+    ToolUse,
+    Truncated,
+    Usage,
+)
 from maia.errors import ContextTooLong, StreamError
 
 DONE_MARKER = b"[DONE]"
@@ -143,7 +154,7 @@ def map_stop_reason(finish_reason: str | None, has_calls: bool) -> StopReason:
 class StreamAssembler:
     """Turns decoded chunks into stream events; tool calls are accumulated and emitted at the end."""
 
-    __slots__ = ("_by_index", "_calls", "finish_reason", "header_cost", "usage")
+    __slots__ = ("_by_index", "_calls", "_thinking", "finish_reason", "header_cost", "usage")
 
     def __init__(self, header_cost: float | None = None) -> None:
         self._calls: list[_Call] = []
@@ -151,6 +162,7 @@ class StreamAssembler:
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.header_cost = header_cost
+        self._thinking: list[dict[str, Any]] = []  # Anthropic's signed blocks, text and signature accumulated
 
     def feed_payload(self, payload: bytes) -> list[StreamEvent]:
         """Parse one SSE payload; ``[DONE]`` must be handled by the caller. Invalid JSON is ignored."""
@@ -176,6 +188,9 @@ class StreamAssembler:
                     reasoning = delta.get("reasoning_content")
                     if reasoning:
                         events.append(ReasoningDelta(reasoning))
+                    blocks = delta.get("thinking_blocks")
+                    if blocks:
+                        self._add_thinking(blocks)
                     content = delta.get("content")
                     if content:
                         events.append(TextDelta(content))
@@ -191,6 +206,35 @@ class StreamAssembler:
             self.usage = usage
             events.append(self._usage_event(usage))
         return events
+
+    def _add_thinking(self, blocks: Any) -> None:
+        """``thinking_blocks`` fragments: text pieces, then the signature in a chunk of its own."""
+        if not isinstance(blocks, list):
+            return
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "redacted_thinking":
+                self._thinking.append({"redacted": str(block.get("data", "")), "thinking": "", "signature": None})
+                continue
+            if not self._thinking or self._thinking[-1].get("signature") or self._thinking[-1].get("redacted"):
+                self._thinking.append({"thinking": "", "signature": None, "redacted": None})
+            current = self._thinking[-1]
+            text = block.get("thinking")
+            if isinstance(text, str):
+                current["thinking"] += text
+            signature = block.get("signature") or block.get("signature_delta")
+            if isinstance(signature, str) and signature:
+                current["signature"] = signature
+
+    def thinking_events(self) -> list[StreamEvent]:
+        """The signed reasoning blocks of the answer (unsigned ones cannot be sent back: dropped)."""
+        return [
+            Thinking(ThinkingBlock(b["thinking"], b.get("signature"), b.get("redacted")))
+            for b in self._thinking
+            if b.get("signature") or b.get("redacted")
+        ]
 
     def _usage_event(self, usage: dict[str, Any]) -> Usage:
         details = usage.get("completion_tokens_details") or {}
@@ -245,8 +289,8 @@ class StreamAssembler:
         return bool(self._calls)
 
     def finish(self) -> list[StreamEvent]:
-        """The end-of-answer events: the tool calls sorted by index, a truncation warning, Done."""
-        events: list[StreamEvent] = []
+        """The end-of-answer events: signed reasoning, the tool calls sorted by index, a truncation warning, Done."""
+        events: list[StreamEvent] = self.thinking_events()
         ordered = sorted(self._calls, key=lambda c: (c.index, c.seq))
         used_ids = {c.id for c in ordered if c.id}
         for n, call in enumerate(ordered):
