@@ -131,6 +131,7 @@ class Application:
         self.changes = ChangeRecorder()
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
+        self._closing: list[LLMProvider] = []  # providers replaced by a reload, closed at the end
         register_secret(options.settings.api_key)
 
     # --- life cycle -----------------------------------------------------------------------------
@@ -185,6 +186,30 @@ class Application:
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
 
+    def _reload_settings(self, report: StartReport) -> None:
+        """settings.json read again: a changed proxy address, key or limit applies from the next request."""
+        from maia.config import load_settings
+        from maia.errors import ConfigError
+
+        try:
+            fresh = load_settings(self.options.home)
+        except ConfigError as error:
+            report.warnings.append(_("{error}\nThe previous settings stay in use.").format(error=error.message))
+            return
+        report.warnings.extend(fresh.warnings)
+        if fresh == self.settings:
+            return
+        old_provider = self.conversation.provider
+        self.settings = self.options.settings = fresh
+        register_secret(fresh.api_key)
+        self.catalog = ModelCatalog(fresh)
+        self.provider = get_provider(fresh, old_provider.model)
+        self.conversation.use_provider(self.provider)
+        self.conversation.agent.max_iterations = self.options.max_iterations or fresh.max_iterations
+        self._sandbox_setup()
+        report.infos.append(_("Settings read again from {path}.").format(path=fresh.path))
+        self._closing.append(old_provider)
+
     def _sandbox_setup(self) -> None:
         """The OS sandbox under every command MAIA runs (off where the kernel has no Landlock)."""
         from maia.sandbox.policy import policy_from_settings, startup_notices
@@ -210,8 +235,9 @@ class Application:
         for source in sources:
             with contextlib.suppress(Exception, asyncio.TimeoutError):
                 await asyncio.wait_for(source.aclose(), SOURCE_CLOSE_TIMEOUT)
-        with contextlib.suppress(Exception):
-            await self.provider.aclose()
+        for provider in [*self._closing, self.provider]:
+            with contextlib.suppress(Exception):
+                await provider.aclose()
         self.sessions.close()
 
     # --- the agent's equipment ------------------------------------------------------------------
@@ -283,11 +309,12 @@ class Application:
             conversation.agent.system = self.options.system_prompt(conversation.loadout, conversation.start_context)
 
     async def reload(self) -> StartReport:
-        """Re-read settings' rules, instructions, custom tools and skills (``/clear``); long-lived
-        sources (MCP servers) stay connected."""
-        report = StartReport()
+        """Re-read settings.json (its rules, the proxy's address and key…), instructions, custom tools,
+        skills and agents (``/clear``); long-lived sources (MCP servers) stay connected."""
         from maia.subagents.source import AgentSource
 
+        report = StartReport()
+        self._reload_settings(report)
         reloadable = [s for s in self.sources if isinstance(s, CustomToolSource | SkillSource | AgentSource)]
         for source in reloadable:
             result = await source.start()

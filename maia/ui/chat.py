@@ -52,13 +52,17 @@ class ChatApp:
     def __init__(self, options: ChatOptions, ui: TerminalUI, registry: ChatRegistry | None = None) -> None:
         self.options = options
         self.ui = ui
-        self.settings = options.settings
         self.registry = registry or default_registry()
         self._app: Application | None = None
         self.exiting = False
         self.exit_code = 0
         self._chooser_cancelled = False
         self._current: asyncio.Task[Any] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use (read again by /clear)."""
+        return self._app.settings if self._app is not None else self.options.settings
 
     @property
     def app(self) -> Application:

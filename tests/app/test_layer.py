@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,6 +218,7 @@ def test_a_killed_writer_leaves_no_temp_file_for_long(tmp_path: Path) -> None:
 HOLDER = r"""
 import sys, time
 from pathlib import Path
+from typing import Any
 from maia.sessions import SessionLock
 lock = SessionLock(Path(sys.argv[1]), sys.argv[2], "chat")
 lock.acquire()
@@ -306,3 +308,27 @@ def test_tool_environment_hides_the_proxy_key(monkeypatch: pytest.MonkeyPatch) -
     env = tool_environment({"EXTRA": "2"})
     assert "LITELLM_API_KEY" not in env and "OPENAI_API_KEY" not in env
     assert env["HARMLESS"] == "1" and env["EXTRA"] == "2" and env["PATH"] == os.environ["PATH"]
+
+
+async def test_clear_reads_the_settings_again(server: Any, home: Path, project: Path, write_settings: Any) -> None:
+    from tests.streams import text_stream
+
+    settings = load_settings(home)
+    app = await Application.open(
+        AppOptions(launch=project, home=home, settings=settings, model="m", save=False),
+        RecordingUI(),  # type: ignore[arg-type]
+    )
+    try:
+        write_settings(server.url_for("/moved"), MaxIterations=7)
+        server.expect_oneshot_request("/moved/v1/chat/completions").respond_with_data(
+            text_stream("from the new address"), content_type="text/event-stream"
+        )
+        report = await app.reload()
+        assert any("Settings read again" in line for line in report.infos)
+        assert await app.send("hi", on_wait=_never_wait_long) == "done"
+        assert app.agent.messages[-1].text == "from the new address" and app.agent.max_iterations == 7
+        (home / "settings.json").write_text("{ broken")
+        report = await app.reload()
+        assert any("previous settings stay in use" in w for w in report.warnings)
+    finally:
+        await app.aclose()
