@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit
 
 from maia.contracts import ToolContext
 from maia.i18n import _
+from maia.permissions.subject import Subject, UrlSubject
 from maia.tools.base import BuiltinTool, ToolError, optional_int, require_str
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -71,6 +72,11 @@ class WebFetchTool(BuiltinTool):
     }
     default_permission = "ask"
     summary_key = "url"
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """WebFetch rules match the host the client will connect to."""
+        url = tool_input.get("url")
+        return UrlSubject(url if isinstance(url, str) else None)
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Fetch, convert, frame as untrusted."""

@@ -47,7 +47,7 @@ PATH_CASES: list[tuple[str, dict[str, str], str]] = [
     ("Read", {"path": "src/a.py"}, "allow"),
     ("Read", {"path": "./src/a.py"}, "allow"),
     ("Read", {"path": "src/pkg/b.py"}, "allow"),
-    ("Read", {"path": "src"}, "ask"),
+    ("Read", {"path": "src"}, "allow"),  # dir/** covers dir itself
     ("Read", {"path": "docs/x.md"}, "ask"),
     ("Read", {"path": ".env"}, "deny"),
     ("Read", {"path": "./.env"}, "deny"),
@@ -193,5 +193,5 @@ def test_parse_rules_warns_once_per_bad_entry_and_keeps_the_rest() -> None:
         "digits, _ . -; ignored.",
         "s.json: permissions.allow[2]: a rule must be a string, not 3; ignored.",
         "s.json: permissions.deny: expected a list of rules; ignored.",
-        's.json: permissions: unknown list "maybe" ignored (use allow, ask or deny).',
+        's.json: permissions: unknown list "maybe" ignored (use allow, ask, deny or inertVariables).',
     ]
