@@ -42,9 +42,11 @@ class AgentSetup:
     def permission_check(self, cwd: Path) -> Callable[[str, Mapping[str, Any]], Decision]:
         """The runner's permission callback over these rules."""
         ruleset = self.ruleset
+        tools = self.tools
 
         def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
-            return explain(name, tool_input, ruleset, cwd)
+            # the tool says what rules match against (custom tools: declared parameters, defaults in)
+            return explain(name, tool_input, ruleset, cwd, tool=tools.get(name))
 
         return check
 

@@ -36,7 +36,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "DefaultModel": {"type": "string"},
         "permissions": {
             "type": "object",
-            "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
+            "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
         },
     },
 }

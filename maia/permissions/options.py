@@ -118,5 +118,10 @@ def option_names(scan: Scan) -> set[str]:
 def operand_suffixes(args: Sequence[str], limit: int = 16) -> list[list[str]]:
     """Every tail of ``args`` that starts with a word that is not an option: what a program with
     options we cannot read might run (deny rules look at each)."""
-    found = [list(args[k:]) for k in range(len(args)) if args[k] and not args[k].startswith("-")]
-    return found[:limit]
+    found: list[list[str]] = []
+    for k, arg in enumerate(args):
+        if arg and not arg.startswith("-"):
+            found.append(list(args[k:]))
+            if len(found) >= limit:
+                break
+    return found

@@ -31,6 +31,7 @@ from maia.permissions.parts import DYN, Part, Redirect
 from maia.permissions.programs import Argv, Opaque, Script, Stdin
 
 MAX_DEPTH = 8
+MAX_WRAPPERS = 16
 _BARE = re.compile(r"[^ \t\n|&;()<>'\"\\$`]+")
 _DQ_CHUNK = re.compile(r"[^\"$`\\]+")
 _OPERATORS = (
@@ -462,7 +463,7 @@ def parse_plain(
     away_at: list[tuple[int, int]] = []  # … to a folder not known to be inside the launch folder
     here: Path | None = launch  # the folder after the folder changes read so far (None: unknown)
     links_at: list[tuple[int, int]] = []
-    pending: deque[tuple[Part, Stdin, int]] = deque()
+    pending: deque[tuple[Part, Stdin, int, int]] = deque()  # part, its input, depth, wrappers around it
     spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
     for command in reader.commands:
         for assignment in command.assignments:
@@ -480,7 +481,7 @@ def parse_plain(
             part = Part(
                 words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
             )
-            pending.append((part, command.stdin, depth))
+            pending.append((part, command.stdin, depth, 0))
         for op, target in command.redirects:
             _add_redirect(script, op, target, command.start, command.group)
         if words and programs.program_name(words[0]) in ("echo", "printf"):
@@ -488,11 +489,12 @@ def parse_plain(
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
     while pending:
-        part, stdin, level = pending.popleft()
+        part, stdin, level, wrappers = pending.popleft()
         script.parts.append(part)
         if programs.changes_folder(part):
             moved_at.append((part.position, part.group))
-            here = _folder_after(part, here, launch)
+            # past a few changes the folder is not followed any more (each check resolves links)
+            here = _folder_after(part, here, launch) if len(moved_at) <= 32 else None
             if here is None:
                 away_at.append((part.position, part.group))
         if programs.may_create_links(part):
@@ -508,8 +510,10 @@ def parse_plain(
                 reason = programs.not_plain_builtin(inner.words)
                 if reason is not None:
                     raise NotPlain(reason)
+                if wrappers >= MAX_WRAPPERS:
+                    raise NotPlain("wrappers nested too deeply")
                 child = Part(inner.words, inner.assignments, via=part.program, position=part.position, group=part.group)
-                pending.append((child, programs.NO_STDIN, level))
+                pending.append((child, programs.NO_STDIN, level, wrappers + 1))
             elif isinstance(inner, Script):
                 if DYN in inner.text:
                     script.parts.append(_opaque(part, f"{part.program} runs a command only known when it runs"))
@@ -554,8 +558,9 @@ def parse_plain(
     if any(p.opaque for p in script.parts):
         # something reads commands it was given: deny rules look at every text that could be it
         script.hidden_texts.extend([*reader.texts, *spoken])
-    script.parts = [_mark_moved(p, away_at) for p in script.parts]
-    script.redirects = [_judge_redirect(r, moved_at, links_at) for r in script.redirects]
+    away, moved, links = _Events(away_at), _Events(moved_at), _Events(links_at)
+    script.parts = [_mark_moved(p, away) for p in script.parts]
+    script.redirects = [_judge_redirect(r, moved, links) for r in script.redirects]
     return script
 
 
@@ -589,13 +594,28 @@ def _add_redirect(script: PlainScript, op: str, target: _Word, position: int, gr
     script.redirects.append(Redirect(target.value, op, position, group, certain, why))
 
 
-def _before(position: int, group: int, events: list[tuple[int, int]]) -> bool:
-    """Whether an event happens before (or at the same time as) a part at ``position``."""
-    return any(at < position or (g == group and g >= 0 and at != position) for at, g in events)
+class _Events:
+    """Where parts that change folder or create links are: is there one before a position?"""
+
+    def __init__(self, events: list[tuple[int, int]]) -> None:
+        self.first = min((at for at, _group in events), default=None)
+        self.by_group: dict[int, set[int]] = {}
+        for at, group in events:
+            if group >= 0:
+                self.by_group.setdefault(group, set()).add(at)
+
+    def before(self, position: int, group: int) -> bool:
+        """An event earlier in the text, or in the same pipeline (it runs at the same time)."""
+        if self.first is None:
+            return False
+        if self.first < position:
+            return True
+        same = self.by_group.get(group, ())
+        return bool(same) and (len(same) > 1 or position not in same)
 
 
-def _mark_moved(part: Part, moved_at: list[tuple[int, int]]) -> Part:
-    if not moved_at or programs.changes_folder(part) or not _before(part.position, part.group, moved_at):
+def _mark_moved(part: Part, moved: _Events) -> Part:
+    if moved.first is None or programs.changes_folder(part) or not moved.before(part.position, part.group):
         return part
     return Part(
         part.words,
@@ -610,13 +630,13 @@ def _mark_moved(part: Part, moved_at: list[tuple[int, int]]) -> Part:
     )
 
 
-def _judge_redirect(redirect: Redirect, moved_at: list[tuple[int, int]], links_at: list[tuple[int, int]]) -> Redirect:
+def _judge_redirect(redirect: Redirect, moved: _Events, links: _Events) -> Redirect:
     if not redirect.certain:
         return redirect
     why = None
-    if _before(redirect.position, redirect.group, links_at):
+    if links.before(redirect.position, redirect.group):
         why = "a part before it may create links, so the target may point elsewhere"
-    elif not redirect.target.startswith(("/", "~")) and _before(redirect.position, redirect.group, moved_at):
+    elif not redirect.target.startswith(("/", "~")) and moved.before(redirect.position, redirect.group):
         why = "the folder changed earlier in the command, so the relative target is uncertain"
     if why is None:
         return redirect

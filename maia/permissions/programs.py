@@ -1078,11 +1078,13 @@ def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | No
         else:
             starts.add(k)
     for k in sorted(starts):
+        if len(found) >= 12:
+            break
         if 0 < k < len(args):
             form = (words[0], *args[k:])
             if form not in found:
                 found.append(form)
-    return found[:12]
+    return found
 
 
 def inside(value: str | None, launch: Path) -> bool:

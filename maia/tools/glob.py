@@ -34,8 +34,9 @@ def glob_start(pattern: str, path: str | None) -> tuple[str, str]:
     rest = "/".join(segments)
     if os.path.isabs(expanded):
         return "/" + "/".join(f for f in fixed if f), rest
-    base = path if path else "."
-    return os.path.join(base, *fixed) if fixed else base, rest
+    if not path:
+        return "/".join(fixed) or ".", rest
+    return os.path.join(path, *fixed), rest
 
 
 class GlobTool(BuiltinTool):
