@@ -22,7 +22,7 @@ from maia.i18n import _
 from maia.permissions import programs
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.paths import names_area, path_matches, protected
+from maia.permissions.paths import locations, names_area, path_matches, protected
 from maia.permissions.plain import NotPlain, PlainScript, parse_plain
 from maia.permissions.rules import Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
 from maia.permissions.subject import (
@@ -338,12 +338,14 @@ def _redirect_rules(family: Sequence[Rule]) -> list[Rule]:
     return [r for r in family if r.tool == "Redirect" or r.tool in _WRITE_RULES]
 
 
-def _redirect_matches(rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool) -> bool:
+def _redirect_matches(
+    rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None
+) -> bool:
     if rule.pattern is None:
         return True
     if redirect.dynamic:
         return False
-    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow)
+    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow, where=where)
 
 
 def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
@@ -410,6 +412,8 @@ def _deny_or_ask(
     for part in parts:
         keys.setdefault(part.key(), part)
     file_redirects = _file_redirects(redirects)
+    found_at: dict[str, tuple[str, str]] = {}  # each target's locations, resolved once per decision
+    folders: dict[str, str] = {}
     whole = " ".join(command.split())
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
@@ -435,7 +439,17 @@ def _deny_or_ask(
                 )
         for rule in _redirect_rules(family):
             for redirect in file_redirects:
-                if _redirect_matches(rule, redirect, cwd, for_allow=False):
+                where = None
+                if not redirect.dynamic:
+                    where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
+                    found_at[redirect.target] = where
+                moved = redirect.base is not None and not redirect.target.startswith(("/", "~"))
+                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where) or (
+                    moved
+                    and _redirect_matches(
+                        rule, redirect, cwd, for_allow=False, where=locations(f"{redirect.base}/{redirect.target}", cwd)
+                    )
+                ):
                     return Decision(
                         verdict,
                         rule.text,
@@ -499,6 +513,7 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
         if rule.text not in used:
             used.append(rule.text)
     allowing = _redirect_rules(ruleset.allow)
+    folders: dict[str, str] = {}  # resolved folders, for this decision only
     for redirect in _file_redirects(plain.redirects):
         if not redirect.certain:
             return _ask(
@@ -507,8 +522,9 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
                 ),
                 doubt=True,
             )
-        area = protected(redirect.target, cwd)
-        candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True)]
+        where = locations(redirect.target, cwd, folders)
+        area = protected(redirect.target, cwd, where)
+        candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where)]
         if area is not None:
             candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]
             if not candidates:

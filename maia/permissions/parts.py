@@ -54,6 +54,7 @@ class Redirect:
     group: int = 0
     certain: bool = True  # False when the target is known but what it points to is not (links, cd…)
     why: str | None = None
+    base: str | None = None  # the folder a relative target starts from, when a cd moved it there
 
     @property
     def dynamic(self) -> bool:

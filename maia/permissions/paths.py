@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from maia.globs import has_magic
-from maia.paths import maia_home, resolve_user_path
+from maia.paths import maia_home, normalise_user_path
 from maia.permissions.match import path_glob
 
 CONTEXT_FILES = ("MAIA.md", "AGENTS.md", "CLAUDE.md")
@@ -36,6 +36,7 @@ def case_insensitive(folder: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _pattern_at(pattern: str, anchor: str) -> str:
     if pattern.endswith("/"):
         pattern += "**"
@@ -54,22 +55,45 @@ def _glob_matches(pattern: str, path: str, fold: bool) -> bool:
     return pattern.endswith("/**") and len(pattern) > 3 and path_glob(pattern[:-3]).fullmatch(path)
 
 
-def locations(value: str, cwd: Path) -> tuple[str, str]:
-    """(the path as written, normalised; the path links resolved), both absolute."""
-    lexical = str(resolve_user_path(value, Path(os.path.normpath(str(cwd)))))
-    return lexical, os.path.realpath(lexical)
+@functools.lru_cache(maxsize=64)
+def _bases(cwd: str) -> tuple[str, str]:
+    """The launch folder as written and where it really is (it does not move during a run)."""
+    return os.path.normpath(cwd), os.path.realpath(cwd)
 
 
-def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def locations(value: str, cwd: Path, folders: dict[str, str] | None = None) -> tuple[str, str]:
+    """(the path as written, normalised; the path links resolved), both absolute.
+
+    ``folders`` caches resolved parent folders for the length of one decision (many targets share
+    a folder; resolving walks every component), never longer: links may appear between decisions.
+    """
+    lexical = normalise_user_path(value, _bases(str(cwd))[0])
+    if folders is None:
+        return lexical, os.path.realpath(lexical)
+    parent, _slash, name = lexical.rpartition("/")
+    if not name or os.path.islink(lexical):
+        return lexical, os.path.realpath(lexical)
+    real_parent = folders.get(parent)
+    if real_parent is None:
+        real_parent = folders[parent] = os.path.realpath(parent or "/")
+    return lexical, real_parent.rstrip("/") + "/" + name
+
+
+def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None) -> bool:
     """Whether a path rule pattern covers ``value``.
 
     The path is compared twice: as written (normalised) and where it really is (links resolved,
     against the real launch folder). A deny or ask applies when either matches; an allow only when
-    both do, so a link never lets a rule reach outside what it names.
+    both do, so a link never lets a rule reach outside what it names. ``where`` is
+    :func:`locations` of ``value`` when the caller already has it.
     """
-    lexical_base = os.path.normpath(str(cwd))
-    real_base = os.path.realpath(str(cwd))
-    lexical, real = locations(value, cwd)
+    lexical_base, real_base = _bases(str(cwd))
+    lexical, real = where if where is not None else locations(value, cwd)
     fold = case_insensitive(real_base)
     lexical_hit = _glob_matches(_pattern_at(pattern, lexical_base), lexical, fold)
     real_hit = _glob_matches(_pattern_at(pattern, real_base), real, fold)
@@ -85,13 +109,14 @@ def _inside(path: str, root: str, fold: bool) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def protected(value: str, cwd: Path) -> str | None:
+def protected(value: str, cwd: Path, where: tuple[str, str] | None = None) -> str | None:
     """The protected area a write to ``value`` reaches (``.maia/``, MAIA's home, ``.git/``, the
     project's MAIA.md / AGENTS.md / CLAUDE.md), or None."""
-    lexical, real = locations(value, cwd)
-    fold = case_insensitive(os.path.realpath(str(cwd)))
-    for path, base in ((lexical, os.path.normpath(str(cwd))), (real, os.path.realpath(str(cwd)))):
-        for area in _areas(base):
+    lexical, real = where if where is not None else locations(value, cwd)
+    lexical_base, real_base = _bases(str(cwd))
+    fold = case_insensitive(real_base)
+    for path, base in ((lexical, lexical_base), (real, real_base)):
+        for area in _areas(base, _home(os.environ.get("MAIA_HOME", ""), os.environ.get("HOME", ""))):
             if _inside(path, area, fold):
                 return area
         parts = path.casefold().split("/") if fold else path.split("/")
@@ -100,14 +125,20 @@ def protected(value: str, cwd: Path) -> str | None:
     return None
 
 
-def _areas(base: str) -> list[str]:
-    home = str(maia_home())
-    return [
+@functools.lru_cache(maxsize=16)
+def _home(maia_home_variable: str, home_variable: str) -> str:
+    """MAIA's home for these values of MAIA_HOME and HOME (resolving it touches the disk)."""
+    return str(maia_home())
+
+
+@functools.lru_cache(maxsize=64)
+def _areas(base: str, home: str) -> tuple[str, ...]:
+    return (
         os.path.join(base, ".maia"),
         os.path.normpath(home),
-        os.path.realpath(home),
+        _real(home),
         *(os.path.join(base, name) for name in CONTEXT_FILES),
-    ]
+    )
 
 
 def names_area(pattern: str, area: str, cwd: Path) -> bool:
@@ -121,8 +152,9 @@ def names_area(pattern: str, area: str, cwd: Path) -> bool:
     literal = "/".join(fixed)
     if not literal:
         return False
-    fold = case_insensitive(os.path.realpath(str(cwd)))
-    for base in (os.path.normpath(str(cwd)), os.path.realpath(str(cwd))):
+    bases = _bases(str(cwd))
+    fold = case_insensitive(bases[1])
+    for base in bases:
         at = os.path.normpath(literal if os.path.isabs(literal) else os.path.join(base, literal))
         if _inside(at, area, fold) or _inside(os.path.realpath(at), area, fold):
             return True

@@ -61,7 +61,14 @@ _OPERATORS = (
     "(",
     ")",
 )
+_BLANKS = re.compile(r"(?:[ \t]|\\\n)*")  # blanks and line continuations between words
 _OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
+# blanks, then a bare word ended by a blank, an operator or the end, or an operator; anything else
+# (quotes, backslashes, $, #, a new line, a number before a redirection) goes the slow way
+_TOKEN = re.compile(
+    r"(?:[ \t]|\\\n)*(?:(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
+    r"|(?P<op>" + _OPERATOR.pattern + r"))?"
+)
 _REDIRECTS = frozenset({">", ">>", ">|", "<", "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<"})
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _SEPARATORS = frozenset({"&&", "||", ";", "&", "|", "|&"})
@@ -146,6 +153,14 @@ class _Reader:
     def word(self) -> _Word:
         text = self.text
         start = i = self.i
+        # fast path: a word of bare characters only, ended by a blank, an operator or the end
+        bare = _BARE.match(text, i)
+        if bare is not None:
+            end = bare.end()
+            if end == len(text) or text[end] in " \t\n|&;()<>":
+                self.i = end
+                chunk = bare.group()
+                return _Word(chunk, chunk, start)
         value: list[str] = []
         syntax: list[str] = []
         n = len(text)
@@ -213,18 +228,7 @@ class _Reader:
     # --- structure --------------------------------------------------------------------------
 
     def skip_blanks(self) -> None:
-        text = self.text
-        n = len(text)
-        i = self.i
-        while i < n:
-            ch = text[i]
-            if ch in " \t":
-                i += 1
-            elif ch == "\\" and text[i + 1 : i + 2] == "\n":
-                i += 2
-            else:
-                break
-        self.i = i
+        self.i = _BLANKS.match(self.text, self.i).end()  # type: ignore[union-attr]
 
     def finish(self) -> None:
         if self.cur is not None:
@@ -248,8 +252,21 @@ class _Reader:
     def read(self) -> None:
         text = self.text
         n = len(text)
+        token = _TOKEN.match
         while True:
-            self.skip_blanks()
+            # one match skips the blanks and reads the next token when it is a simple one
+            found = token(text, self.i)
+            assert found is not None  # every alternative can match the empty string
+            kind = found.lastgroup
+            if kind == "word":
+                self.i = found.end()
+                self.word_token(_Word(found.group("word"), found.group("word"), found.start("word")))
+                continue
+            if kind == "op":
+                self.i = found.end()
+                self.operator(found.group("op"))
+                continue
+            self.i = found.start(kind) if kind else found.end()
             if self.i >= n:
                 break
             ch = text[self.i]
@@ -262,12 +279,6 @@ class _Reader:
                 self.separator("\n")
                 self.read_heredocs()
                 continue
-            if ch in "&|;<>()":
-                operator = _OPERATOR.match(text, self.i)
-                if operator is not None:
-                    self.i = operator.end()
-                    self.operator(operator.group())
-                    continue
             word = self.word()
             following = text[self.i : self.i + 1]
             if following in ("<", ">") and not word.quoted and (word.value.isdigit() or _is_named_fd(word)):
@@ -465,6 +476,7 @@ def parse_plain(
     links_at: list[tuple[int, int]] = []
     pending: deque[tuple[Part, Stdin, int, int]] = deque()  # part, its input, depth, wrappers around it
     spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
+    folder: Path | None = launch  # where top-level commands run, while it is known
     for command in reader.commands:
         for assignment in command.assignments:
             name = assignment.split("=", 1)[0].rstrip("+")
@@ -482,8 +494,11 @@ def parse_plain(
                 words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
             )
             pending.append((part, command.stdin, depth, 0))
+        base = str(folder) if folder is not None and folder != launch else None
         for op, target in command.redirects:
-            _add_redirect(script, op, target, command.start, command.group)
+            _add_redirect(script, op, target, command.start, command.group, base)
+        if words and programs.program_name(words[0]) in programs.FOLDER_CHANGERS:
+            folder = _folder_after(Part(words), folder, launch)
         if words and programs.program_name(words[0]) in ("echo", "printf"):
             spoken.append(" ".join(words[1:]))
     for op, target, position in reader.group_redirects:
@@ -582,7 +597,9 @@ def _opaque(part: Part, why: str) -> Part:
     return Part((DYN,), opaque=True, via=part.program, why=why, position=part.position, group=part.group)
 
 
-def _add_redirect(script: PlainScript, op: str, target: _Word, position: int, group: int) -> None:
+def _add_redirect(
+    script: PlainScript, op: str, target: _Word, position: int, group: int, base: str | None = None
+) -> None:
     if op not in _OUTPUT:
         return
     if op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
@@ -591,7 +608,7 @@ def _add_redirect(script: PlainScript, op: str, target: _Word, position: int, gr
     why = None
     if not target.quoted and _has_glob(target.syntax):
         certain, why = False, "the target is a glob, only known when it runs"
-    script.redirects.append(Redirect(target.value, op, position, group, certain, why))
+    script.redirects.append(Redirect(target.value, op, position, group, certain, why, base))
 
 
 class _Events:
@@ -640,4 +657,4 @@ def _judge_redirect(redirect: Redirect, moved: _Events, links: _Events) -> Redir
         why = "the folder changed earlier in the command, so the relative target is uncertain"
     if why is None:
         return redirect
-    return Redirect(redirect.target, redirect.operator, redirect.position, redirect.group, False, why)
+    return Redirect(redirect.target, redirect.operator, redirect.position, redirect.group, False, why, redirect.base)
