@@ -276,6 +276,16 @@ class _Index:
     def __bool__(self) -> bool:
         return self.bare is not None or bool(self.by_word) or bool(self.wild)
 
+    def may_match(self, part: Part) -> bool:
+        """False when no rule can match any text of the part (its first words have no rule)."""
+        if self.bare is not None or self.wild or not part.words:
+            return True
+        program = part.words[0]
+        heads = {program.split(" ", 1)[0], programs.program_name(program).split(" ", 1)[0]}
+        if part.assignments:
+            heads.add(part.assignments[0].split(" ", 1)[0])
+        return any(head in self.by_word for head in heads)
+
     def first(self, texts: Sequence[str]) -> Rule | None:
         if self.bare is not None:
             return self.bare
@@ -420,6 +430,8 @@ def _deny_or_ask(
         index = _Index.of(r for r in family if r.tool == "Bash")
         if index:
             for part in keys.values():
+                if not index.may_match(part):
+                    continue
                 texts = deny_forms(part)
                 rule = index.first(texts)
                 if rule is not None:

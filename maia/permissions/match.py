@@ -184,6 +184,14 @@ def _tokens(pattern: str) -> tuple[_Token, ...]:
     return tuple(out)
 
 
+def _literal_run(tokens: tuple[_Token, ...]) -> tuple[_Token, ...]:
+    """The leading literal characters of a token list."""
+    end = 0
+    while end < len(tokens) and tokens[end].kind == _LIT:
+        end += 1
+    return tokens[:end]
+
+
 # A state is (alternative, position, inside): ``inside`` marks the loop of a ``**/`` token.
 _State = tuple[int, int, bool]
 
@@ -191,12 +199,23 @@ _State = tuple[int, int, bool]
 class PathGlob:
     """A compiled path glob; :meth:`fullmatch` takes time linear in the path's length."""
 
-    __slots__ = ("_alternatives", "_cache", "_start")
+    __slots__ = ("_alternatives", "_cache", "_prefix", "_simple", "_start")
 
     def __init__(self, pattern: str) -> None:
         self._alternatives = tuple(_tokens(p) for p in _expand_braces(pattern))
         self._cache: dict[tuple[frozenset[_State], str], frozenset[_State]] = {}
         self._start = self._closure({(a, 0, False) for a in range(len(self._alternatives))})
+        # the literal start every match shares, and whether the pattern is just `literal` or
+        # `literal**` (most path rules): then a string comparison decides
+        prefixes = ["".join(t.text for t in _literal_run(tokens)) for tokens in self._alternatives]
+        self._prefix = prefixes[0] if len(prefixes) == 1 else ""
+        only = self._alternatives[0] if len(self._alternatives) == 1 else ()
+        run = len(_literal_run(only))
+        self._simple: str | None = None
+        if only and run == len(only):
+            self._simple = "exact"
+        elif only and run == len(only) - 1 and only[-1].kind == _GSTAR:
+            self._simple = "prefix"
 
     def _closure(self, states: set[_State]) -> frozenset[_State]:
         stack = list(states)
@@ -258,6 +277,12 @@ class PathGlob:
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole path matches."""
+        if self._simple == "exact":
+            return text == self._prefix
+        if not text.startswith(self._prefix):
+            return False
+        if self._simple == "prefix":
+            return True
         states = self._start
         for ch in text:
             states = self._step(states, ch)

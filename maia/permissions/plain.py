@@ -337,6 +337,7 @@ class _Reader:
         if self.i >= len(self.text) or self.text[self.i] in "\n|&;()<>":
             raise NotPlain("a redirection without a target")
         target = self.word()
+        _check_word(target)  # ~+, ~user and {a,b} expand in a target too
         if self.after_compound:
             self.group_redirects.append((op, target, target.start))
         else:
@@ -488,13 +489,17 @@ def parse_plain(
         reason = programs.not_plain_builtin(words)
         if reason is not None:
             raise NotPlain(reason)
-        open_words = frozenset(k for k, w in enumerate(command.words) if k and _open_word(w))
+        open_words = (
+            frozenset(k for k, w in enumerate(command.words) if k and _open_word(w))
+            if any(w.syntax[:1] in ("*", "?", "[") for w in command.words[1:])
+            else frozenset()
+        )
         if words:
             part = Part(
                 words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
             )
             pending.append((part, command.stdin, depth, 0))
-        base = str(folder) if folder is not None and folder != launch else None
+        base = str(folder) if folder is not None and folder is not launch else None
         for op, target in command.redirects:
             _add_redirect(script, op, target, command.start, command.group, base)
         if words and programs.program_name(words[0]) in programs.FOLDER_CHANGERS:

@@ -496,6 +496,8 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     if not words or DYN in words[0]:
         return []
     name = program_name(words[0])
+    if name not in _RUNNERS and _interpreter_key(name) is None:
+        return []
     args = list(words[1:])
     if name in SHELLS or name in OTHER_SHELLS:
         return _shell(name, args, stdin)
@@ -514,6 +516,12 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     if wrapper is None:
         return []
     return _wrapped(name, wrapper, args)
+
+
+def _runners() -> frozenset[str]:
+    """Every program name inner_commands has something to say about (interpreters aside)."""
+    awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS})
 
 
 def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
@@ -822,6 +830,9 @@ def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
     return _argv_or_nothing(scan.rest)
 
 
+_SPECIAL_NAMES = frozenset(
+    {"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"}
+) | {"flock", "command", "eval"}
 _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "env": _env,
     "xargs": _xargs,
@@ -841,6 +852,9 @@ _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
 }
 
+
+_RUNNERS = _runners()
+assert set(_SPECIAL) == _SPECIAL_NAMES
 
 # --- global options: finding the subcommand --------------------------------------------------------
 
@@ -1598,12 +1612,13 @@ _EVAL_LIKE = frozenset(
         ".",
     }
 )
+_BUILTINS_TO_CHECK = _EVAL_LIKE | {"printf", "test", "[", "set", "wait"}
 _SAFE_SET = re.compile(r"[-+][euxvoEhTB]+|pipefail|errexit|nounset|xtrace|verbose|errtrace|noclobber")
 
 
 def not_plain_builtin(words: Sequence[str]) -> str | None:
     """Why a builtin's use is not plain (it evaluates or reconfigures), or None."""
-    if not words:
+    if not words or words[0] not in _BUILTINS_TO_CHECK:
         return None
     name = words[0]
     if name in _EVAL_LIKE:

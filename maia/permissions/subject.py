@@ -133,6 +133,11 @@ def subject_of(tool_name: str, tool_input: Mapping[str, Any], tool: object | Non
         tool = _builtin(tool_name)
     if isinstance(tool, HasSubject):
         return tool.subject(tool_input)
+    return default_subject(tool_name, tool_input)
+
+
+def default_subject(tool_name: str, tool_input: Mapping[str, Any]) -> Subject:
+    """The subject of a tool that declares none: by its name for MCP tools and ``Agent``, else values."""
     mcp = mcp_name(tool_name)
     if mcp is not None:
         return McpSubject(mcp[0], mcp[1], text_values(tool_input))

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from maia.contracts import Permission, ToolContext, ToolSpec
 from maia.i18n import _
 from maia.paths import resolve_user_path
-from maia.permissions.subject import Subject, ValuesSubject, text_values
+from maia.permissions.subject import Subject, default_subject
 from maia.runner import received
 
 
@@ -48,8 +48,9 @@ class BuiltinTool:
         return None
 
     def subject(self, tool_input: Mapping[str, Any]) -> Subject:
-        """What permission rules match against: by default, any text or number value of the input."""
-        return ValuesSubject(text_values(tool_input))
+        """What permission rules match against: by default, any text or number value of the input
+        (an ``mcp__server__tool`` or ``Agent`` tool is judged by its name: override to declare more)."""
+        return default_subject(self.spec.name, tool_input)
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the tool."""

@@ -33,7 +33,9 @@ CLUSTERS = "combined short options"
 LINKS = "redirections after links or a folder change"
 PROTECTED = "protected paths"
 FAMILY = "Write, Edit and redirections are one family"
+GRAMMAR = "other text the plain grammar refuses (~+, globbed programs, functions, traps, aliases…)"
 CLASSES = (
+    GRAMMAR,
     QUOTES,
     HEREDOC,
     SUBSCRIPTS,
@@ -125,6 +127,29 @@ ROWS: list[Row] = [
         False,
     ),
     # --- more of each class ----------------------------------------------------------------------------
+    Row(GRAMMAR, "cp ~+/f.txt pwned", {"allow": ["Bash(cp *)"]}, Q, False),
+    Row(
+        GRAMMAR,
+        "/usr/bin/tou?h pwned",
+        {"allow": ["Bash(ls *)"], "deny": DENY_TOUCH},
+        Q,
+        True,
+        needs=("/usr/bin/touch",),
+    ),
+    Row(GRAMMAR, "ls() { touch pwned; }; ls", {"allow": ["Bash(ls *)"]}, Q, False),
+    Row(GRAMMAR, "trap 'touch pwned' EXIT", {"allow": ["Bash(trap *)"]}, Q, False),
+    Row(GRAMMAR, "eval 'touch pwned'", {"allow": ["Bash(eval *)"]}, Q, False),
+    Row(GRAMMAR, "eval 'touch pwned'", {"allow": ["Bash(eval *)"], "deny": DENY_TOUCH}, D),
+    Row(GRAMMAR, "coproc touch pwned", {"allow": ["Bash(coproc *)"]}, Q, False),
+    Row(
+        GRAMMAR,
+        "shopt -s expand_aliases\nalias ls='touch pwned'\nls",
+        {"allow": ["Bash(shopt *)", "Bash(alias *)", "Bash(ls *)"]},
+        Q,
+        False,
+    ),
+    Row(GRAMMAR, "echo x > {tmp}/pwn{e,}d", {"allow": ["Bash(echo *)", "Redirect"]}, Q, False, proof=None),
+    Row(GRAMMAR, "touch pwn{e,}d", {"allow": ["Bash(touch pwned)"]}, Q, False),
     Row(QUOTES, """echo "${x:-'$(touch pwned)'}\"""", {"allow": ["Bash(echo *)"]}, Q, False),
     Row(SUBSCRIPTS, "[[ 'a[$(touch pwned)]' -eq 1 ]]", {"allow": ["Bash([[ *)"]}, Q, False),
     Row(SUBSCRIPTS, "test -v 'a[$(touch pwned)]'", {"allow": ["Bash(test *)"]}, Q, False),

@@ -261,3 +261,27 @@ def test_a_tool_declares_its_subject(tmp_path: Path) -> None:
         Verdict.ALLOW, "Deploy(staging)", "allow rule Deploy(staging) matches"
     )
     assert explain("Deploy", {"environment": "production"}, rules, tmp_path, tool=Deploy()).verdict == Verdict.DENY
+
+
+def test_a_builtin_style_tool_without_its_own_subject_keeps_the_name_rules(tmp_path: Path) -> None:
+    """An Agent or MCP tool built on BuiltinTool without a subject of its own is still judged by name."""
+    from maia.tools.base import BuiltinTool
+
+    class AgentTool(BuiltinTool):
+        name = "Agent"
+        description = "d"
+        schema: dict[str, Any] = {"type": "object"}
+
+    class McpTool(BuiltinTool):
+        name = "mcp__db__query"
+        description = "d"
+        schema: dict[str, Any] = {"type": "object"}
+
+    sneaky = {"agent": "writer", "task": "reviewer"}  # the task text must not satisfy Agent(reviewer)
+    assert explain("Agent", sneaky, {"allow": ["Agent(reviewer)"]}, tmp_path, tool=AgentTool()).verdict == "ask"
+    assert (
+        explain("Agent", {"agent": "reviewer"}, {"allow": ["Agent(reviewer)"]}, tmp_path, tool=AgentTool()).verdict
+        == "allow"
+    )
+    rules = {"allow": ["Mcp(db)"], "deny": ["Mcp(db,query)"]}
+    assert explain("mcp__db__query", {"sql": "x"}, rules, tmp_path, tool=McpTool()).verdict == "deny"
