@@ -344,7 +344,14 @@ ROWS: list[Row] = [
     Row(RUNNERS, "rbash -c 'touch pwned'", {"allow": ["Bash(rbash *)"], "deny": DENY_TOUCH}, D, needs=("rbash",)),
     Row(RUNNERS, "su -c 'touch pwned'", {"allow": ["Bash(su *)"], "deny": DENY_TOUCH}, D, root=True),
     Row(RUNNERS, "runuser -u root -- touch pwned", {"allow": ["Bash(runuser *)"], "deny": DENY_TOUCH}, D, root=True),
-    Row(RUNNERS, "sg {group} -c 'touch pwned'", {"allow": ["Bash(sg *)"], "deny": DENY_TOUCH}, D, needs=("sg",)),
+    Row(
+        RUNNERS,
+        "sg {group} -c 'touch pwned'",
+        {"allow": ["Bash(sg *)"], "deny": DENY_TOUCH},
+        D,
+        needs=("sg",),
+        probe="sg {group} -c true",
+    ),
     Row(RUNNERS, 'python3 -c \'open("pwned", "w")\'', {"allow": ["Bash(python3 *)"], "deny": DENY_TOUCH}, Q, True),
     Row(RUNNERS, 'python3 -Bc \'open("pwned", "w")\'', {"allow": ["Bash(python3 *)"]}, Q, False),
     Row(
@@ -618,7 +625,10 @@ def test_real_bash_proves_the_class(row: Row, tmp_path: Path) -> None:
     _setup(tmp_path, row.setup | {"proof"})
     env = _env(tmp_path)
     if row.probe is not None:
-        probe = subprocess.run(["bash", "-c", row.probe], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+        probe_text = row.probe.replace("{group}", grp.getgrgid(os.getgid()).gr_name)
+        probe = subprocess.run(
+            ["bash", "-c", probe_text], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
         if probe.returncode != 0:
             pytest.skip(f"{row.probe!r} does not work here: another row proves this class")
     command = row.proof_command or _command(row, tmp_path)
