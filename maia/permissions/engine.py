@@ -359,10 +359,10 @@ def _redirect_matches(
 
 
 def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
-    seen: dict[tuple[str, bool], Redirect] = {}
+    seen: dict[tuple[str, bool, str | None], Redirect] = {}
     for redirect in redirects:
         if redirect.target not in _NOT_FILES:
-            seen.setdefault((redirect.target, redirect.certain), redirect)
+            seen.setdefault((redirect.target, redirect.certain, redirect.base), redirect)
     return list(seen.values())
 
 
