@@ -1,18 +1,28 @@
-"""A permission decision on a 2 KB compound Bash command (target: median ≤ 5 ms, uncached).
+"""Permission decisions on long Bash commands, uncached (medians).
+
+Cases:
+- a 2 KB compound command whose 100-odd parts are all covered (target ≤ 5 ms);
+- a 100 KB plain compound command, every part covered: the full allow path (target ≤ 50 ms);
+- a 100 KB here-document writing a file, the way a model writes a big file (target ≤ 50 ms);
+- a 100 KB command that is not plain (variables, loops), with deny rules: the tree-sitter reading
+  looks everywhere (target ≤ 1 s, the budget; it usually takes far less).
+
+Reference, measured side by side: tree-sitter's parse alone of the same text (C code, no reading
+of the tree), the floor any tree-based reading pays.
 
 Run: ``.venv/bin/python bench/permissions.py [runs]``.
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from common import time_call
+
 from maia.permissions import explain
-from maia.permissions.bash import analyze
+from maia.permissions.bash import _parser, analyze
 
 RULES = {
     "allow": [
@@ -43,38 +53,66 @@ PIECES = [
     "if [ -f x ]; then echo yes; else echo no; fi",
     "echo $FOO 2>&1",
 ]
+PLAIN_PIECES = [
+    "git status",
+    "git diff --stat HEAD~{n}",
+    "ls -la src/{n} | grep '\\.py$' | wc -l",
+    "echo 'step {n}; a && b' > out/log{n}.txt",
+    "timeout 30 cat README{n}.md | sort",
+    "cat <<'EOF' > out/x{n}\nhello $HOME `id`\nEOF",
+    "if [ -f x{n} ]; then echo yes; else echo no; fi",
+]
 
 
-def build_command(size: int = 2048) -> str:
-    """A compound command of about ``size`` bytes made of realistic pieces."""
+def build_command(size: int = 2048, pieces: list[str] = PIECES) -> str:
+    """A script of about ``size`` bytes, one realistic piece a line (numbered: all distinct).
+
+    Lines, not ``&&``: a here-document's body starts on the next line and ends at its delimiter
+    alone on a line, so nothing may follow the delimiter on its line."""
     parts: list[str] = []
+    total = 0
     n = 0
-    while len(" && ".join(parts)) < size:
-        parts.append(PIECES[n % len(PIECES)])
+    while total < size:
+        piece = pieces[n % len(pieces)].replace("{n}", str(n))
+        parts.append(piece)
+        total += len(piece) + 1
         n += 1
-    return " && ".join(parts)
+    return "\n".join(parts)
+
+
+def big_heredoc(size: int = 100_000) -> str:
+    """A file written through a here-document, its text full of shell-looking characters."""
+    line = "value = compute($HOME, `x`, $(y)) # ; && | > .env\n"
+    return "cat > out/generated.py <<'EOF'\n" + line * (size // len(line)) + "EOF"
 
 
 def main() -> None:
-    """Measure and print the median decision time, cache cleared before each decision."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    command = build_command()
+    """Measure and print the medians."""
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     cwd = Path(tempfile.gettempdir())
-    explain("Bash", {"command": command}, RULES, cwd)  # warm-up: parser and rule patterns
-    samples = []
-    for _ in range(runs):
-        analyze.cache_clear()
-        start = time.perf_counter()
-        decision = explain("Bash", {"command": command}, RULES, cwd)
-        samples.append(time.perf_counter() - start)
-    median = statistics.median(samples) * 1000
-    verdict = "ok" if median <= 5 else "OVER"
-    print(
-        f"permission decision on a {len(command):,}-byte compound command ({len(analyze(command).parts)} parts), "
-        f"{runs} runs"
-    )
-    print(f"  verdict: {decision.verdict.value} ({decision.reason[:60]}…)")
-    print(f"  median {median:.2f} ms, p90 {sorted(samples)[int(runs * 0.9)] * 1000:.2f} ms, target ≤ 5 ms: {verdict}")
+    cases = [
+        ("2 KB compound, all covered", build_command(2048, PLAIN_PIECES), 5.0, "allow"),
+        ("100 KB plain compound, all covered", build_command(100_000, PLAIN_PIECES), 50.0, "allow"),
+        ("100 KB here-document", big_heredoc(), 50.0, "allow"),
+        ("100 KB not plain, deny rules read it all", build_command(100_000), 1000.0, "ask"),
+    ]
+    print(f"permission decisions, uncached, median of {runs} runs (reference: tree-sitter parse alone)")
+    print(f"  {'case':<42} {'bytes':>8} {'median':>10} {'target':>9} {'reference':>10} {'verdict':>8}")
+    for label, command, target, expected in cases:
+
+        def decide(command: str = command) -> str:
+            analyze.cache_clear()
+            return explain("Bash", {"command": command}, RULES, cwd).verdict.value
+
+        verdict = decide()
+        median = time_call(decide, runs) * 1000
+        encoded = command.encode()
+        reference = time_call(lambda encoded=encoded: _parser().parse(encoded), runs) * 1000
+        state = "ok" if median <= target and verdict == expected else "OVER" if verdict == expected else "WRONG"
+        print(
+            f"  {label:<42} {len(command):>8,} {median:>8.2f}ms {target:>7.0f}ms {reference:>8.2f}ms "
+            f"{verdict:>8} {state}"
+        )
 
 
 if __name__ == "__main__":

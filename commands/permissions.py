@@ -50,6 +50,7 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
                     "path": str(s.path),
                     "exists": s.exists,
                     **{f: [r.text for r in s.ruleset.family(f)] for f in ("allow", "ask", "deny")},
+                    "inertVariables": sorted(s.ruleset.inert),
                 }
                 for s in loaded.sources
             ],
@@ -70,6 +71,9 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
             for index, rule in enumerate(rules):
                 badge = click.style(f"{family.upper():<5}", fg=colour, bold=True) if index == 0 else " " * 5
                 click.echo(f"  {badge}  {rule.text}")
+        if source.ruleset.inert:
+            badge = click.style("INERT", bold=True)
+            click.echo(f"  {badge}  {', '.join(sorted(source.ruleset.inert))}")
 
 
 def _tool_input(tool: str, text: str) -> dict[str, Any]:
@@ -86,15 +90,24 @@ def _tool_input(tool: str, text: str) -> dict[str, Any]:
     return {_MAIN_PARAMETER.get(tool, "value"): text}
 
 
+_EXIT = {"allow": 0, "ask": 1, "deny": 2}
+
+
 @permissions.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("tool")
 @click.argument("tool_input", metavar="INPUT")
 @click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
-def check(tool: str, tool_input: str, as_json: bool) -> None:
+@click.pass_context
+def check(ctx: click.Context, tool: str, tool_input: str, as_json: bool) -> None:
     """Print the verdict (allow, ask or deny) for a call of TOOL with INPUT, and the deciding rule.
 
     INPUT is the command for Bash, the path for Read/Write/Edit/Glob/Grep, the URL for WebFetch,
     the name for Skill and Agent, or a JSON object holding the whole tool input.
+
+    \b
+    Exit status: 0 allow, 1 ask, 2 deny. A usage error also exits 2 and a
+    broken settings file 1, with a message on stderr and nothing on stdout:
+    scripts that must tell them apart read stdout (or --json).
 
     Example: maia permissions check Bash 'git status && rm -rf build'
     """
@@ -102,19 +115,27 @@ def check(tool: str, tool_input: str, as_json: bool) -> None:
 
     from maia.permissions import explain
     from maia.permissions.sources import load_rules
+    from maia.tools.custom import load_custom_tools
 
     env = environment()
     loaded = load_rules(env.home, env.launch)
     for message in loaded.warnings:
         warn(message)
-    decision = explain(tool, _tool_input(tool, tool_input), loaded.ruleset, env.launch)
+    custom = {t.spec.name: t for t in load_custom_tools(env.launch, env.home).tools}
+    decision = explain(tool, _tool_input(tool, tool_input), loaded.ruleset, env.launch, tool=custom.get(tool))
     if as_json:
         click.echo(
             json.dumps(
-                {"verdict": decision.verdict.value, "rule": decision.rule, "reason": decision.reason},
+                {
+                    "verdict": decision.verdict.value,
+                    "rule": decision.rule,
+                    "reason": decision.reason,
+                    "doubt": decision.doubt,
+                },
                 ensure_ascii=False,
             )
         )
-        return
-    colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.verdict.value]
-    click.echo(click.style(decision.verdict.value.upper(), fg=colour, bold=True) + f"  {decision.reason}")
+    else:
+        colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.verdict.value]
+        click.echo(click.style(decision.verdict.value.upper(), fg=colour, bold=True) + f"  {decision.reason}")
+    ctx.exit(_EXIT[decision.verdict.value])

@@ -38,7 +38,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "ReadTimeout": {"type": "number", "exclusiveMinimum": 0},
         "permissions": {
             "type": "object",
-            "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
+            "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
         },
         "Sandbox": {"enum": ["off", "workspace-write", "read-only"]},
         "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},

@@ -32,17 +32,25 @@ WAITING_EVERY = 15.0
 def headless_permissions(
     check: Callable[[str, Mapping[str, Any]], Decision], yes: bool
 ) -> Callable[[str, Mapping[str, Any]], Decision]:
-    """Nobody can answer a question: ``ask`` becomes a refusal explained to the model, or ``--yes`` allows it.
-
-    A ``deny`` always stays a deny.
-    """
+    """Nobody can answer a question: ``ask`` becomes a refusal explained to the model, or ``--yes`` allows it
+    when the question comes from "no rule applies" (never from doubt about a deny rule). A ``deny``
+    always stays a deny."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
         decision = check(name, tool_input)
         if decision.verdict != Verdict.ASK:
             return decision
-        if yes:
+        if yes and not decision.doubt:
             return Decision(Verdict.ALLOW, "--yes", _("allowed by --yes"))
+        if yes:  # an ask that comes from doubt (unreadable command, a deny rule it might dodge…)
+            return Decision(
+                Verdict.DENY,
+                None,
+                _(
+                    "Not run: --yes only answers questions no rule raised, and this one comes from doubt: "
+                    "{reason}. Do not retry it as is; the user can allow it with a rule that names it."
+                ).format(reason=decision.reason),
+            )
         return Decision(
             Verdict.DENY,
             None,

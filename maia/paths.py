@@ -43,7 +43,15 @@ def project_dir(launch: Path) -> Path:
 
 
 def resolve_user_path(value: str, cwd: Path) -> Path:
-    """A path given by the model or the user: ``~`` expanded, relative to the launch folder, normalised."""
+    """A path given by the model or the user: ``~`` expanded, relative to the launch folder, normalised.
+
+    This is the one normaliser: the tools open what it returns and the permission engine judges
+    the same path (white space stripped, ``~``, ``..``), then also where its links lead.
+    """
+    return Path(normalise_user_path(value, str(cwd)))
+
+
+def normalise_user_path(value: str, cwd: str) -> str:
+    """:func:`resolve_user_path` on strings (the permission engine's fast path)."""
     expanded = os.path.expanduser(value.strip())
-    path = Path(expanded) if os.path.isabs(expanded) else cwd / expanded
-    return Path(os.path.normpath(path))
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded))

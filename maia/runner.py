@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping, Sequence
@@ -113,6 +114,9 @@ class ToolRunner:
     ) -> None:
         self.tools = tools
         self.ui = ui
+        if permissions is not None and ctx.permissions is None:
+            # tools see the same check (Grep and Glob leave out what a Read deny covers)
+            ctx = dataclasses.replace(ctx, permissions=permissions)
         self.ctx = ctx
         self.permissions = permissions
         self.limiter = asyncio.Semaphore(max_parallel)

@@ -11,6 +11,7 @@ from typing import Any
 from maia.contracts import ToolContext
 from maia.errors import UsageError
 from maia.i18n import _
+from maia.permissions.subject import NameSubject, Subject
 from maia.tools.base import BuiltinTool, ToolError, require_str
 
 _HEADER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -176,6 +177,11 @@ class SkillTool(BuiltinTool):
 
     def __init__(self, skills: Mapping[str, Skill]) -> None:
         self.skills = dict(skills)
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Skill rules match the skill's name."""
+        name = tool_input.get("skill", tool_input.get("name"))
+        return NameSubject(name if isinstance(name, str) else None)
 
     @property
     def description(self) -> str:  # type: ignore[override]

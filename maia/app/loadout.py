@@ -56,9 +56,11 @@ class Loadout:
         """The runner's permission callback over these rules."""
         ruleset = self.ruleset
         launch = self.launch
+        loadout = self
 
         def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
-            return explain(name, tool_input, ruleset, launch)
+            # the tool declares what rules match against; read at call time (MCP tools come and go)
+            return explain(name, tool_input, ruleset, launch, tool=loadout.tools.get(name))
 
         return check
 

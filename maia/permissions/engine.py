@@ -1,202 +1,439 @@
-"""Deciding a tool call (§9.2-§9.4): deny, then ask, then allow; no applicable rule means ask."""
+"""Deciding a tool call (§9.2-§9.4): deny, then ask, then allow; no applicable rule means ask.
+
+The engine judges a call's *subject* (what the tool declares rules match against, see
+:mod:`maia.permissions.subject`), never the tool's name. An allow must be proven: for Bash, every
+part of a *plain* command (:mod:`maia.permissions.plain`) covered and no dangerous option left
+unnamed; deny and ask rules look everywhere (the plain reading, tree-sitter, a lexical fallback).
+
+A :class:`Decision` says whether an ``ask`` comes from doubt (``doubt=True``: something the engine
+could not see or prove while a deny or ask rule might have applied, a protected path, a private
+address) or simply from no rule covering the call.
+"""
 
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from maia.globs import has_magic
 from maia.i18n import _
-from maia.permissions.bash import Analysis, Redirect, analyze
-from maia.permissions.paths import path_matches
+from maia.permissions import programs
+from maia.permissions.bash import analyze
+from maia.permissions.parts import DYN, Part, Redirect
+from maia.permissions.paths import locations, names_area, path_matches, protected
+from maia.permissions.plain import NotPlain, PlainScript, parse_plain
 from maia.permissions.rules import Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
+from maia.permissions.subject import (
+    CommandSubject,
+    McpSubject,
+    NameSubject,
+    PathSubject,
+    Subject,
+    UrlSubject,
+    subject_of,
+)
 
-PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep"})
 # Writing to these is not writing a file.
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+MAX_COMMAND = 1_000_000  # longer commands are not read at all: ask
+TREE_READING_LIMIT = 20_000  # plain commands up to this size are also read by tree-sitter, for deny
+_WRITE_RULES = frozenset({"Write", "Edit"})
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A verdict, the rule that decided it (if any) and why, in words."""
+    """A verdict, the rule that decided it (if any), why, in words, and whether an ask comes from doubt.
+
+    ``doubt`` is True for an ``ask`` the engine could not resolve while it matters: an opaque
+    program, unreadable or non-plain text, a time budget, a depth limit, an uncertain redirection
+    target — each while a deny or ask rule exists that it could hide — and always for a protected
+    path or a private network address. ``rule`` is None when no rule decided (no rule applies, or
+    doubt). So: ask + rule → an ask rule matched; ask + doubt → refuse without a human; ask with
+    neither → no rule covers the call.
+    """
 
     verdict: Verdict
     rule: str | None
     reason: str
+    doubt: bool = False
 
 
 def decide(
-    tool_name: str, tool_input: Mapping[str, Any], rules: RuleSet | Mapping[str, Sequence[str]], cwd: Path
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    rules: RuleSet | Mapping[str, Sequence[str]],
+    cwd: Path,
+    *,
+    tool: object | None = None,
 ) -> Verdict:
     """The verdict for one tool call: ``allow``, ``ask`` or ``deny``."""
-    return explain(tool_name, tool_input, rules, cwd).verdict
+    return explain(tool_name, tool_input, rules, cwd, tool=tool).verdict
 
 
 def explain(
-    tool_name: str, tool_input: Mapping[str, Any], rules: RuleSet | Mapping[str, Sequence[str]], cwd: Path
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    rules: RuleSet | Mapping[str, Sequence[str]],
+    cwd: Path,
+    *,
+    tool: object | None = None,
 ) -> Decision:
-    """The verdict for one tool call with the deciding rule and the reason."""
+    """The verdict for one tool call with the deciding rule and the reason.
+
+    ``tool`` is the tool object when the caller has it: its ``subject(tool_input)`` says what the
+    rules match against (custom tools: declared parameters with defaults). Without it, built-in
+    tools are looked up by name.
+    """
     ruleset = as_ruleset(rules)
-    if tool_name == "Bash":
-        command = tool_input.get("command")
-        if not isinstance(command, str):
+    subject = subject_of(tool_name, tool_input, tool)
+    return judge(tool_name, subject, ruleset, cwd)
+
+
+def judge(tool_name: str, subject: Subject, ruleset: RuleSet, cwd: Path) -> Decision:
+    """Decide a call from its subject."""
+    if isinstance(subject, CommandSubject):
+        if not isinstance(subject.command, str):
             return Decision(Verdict.ASK, None, _("no command to check"))
-        return _bash(command, ruleset, cwd)
-    for verdict in (Verdict.DENY, Verdict.ASK):
-        for rule in ruleset.family(verdict.value):
-            if _applies(rule, tool_name, tool_input, cwd, for_allow=False):
-                return Decision(
-                    verdict, rule.text, _("{family} rule {rule} matches").format(family=verdict.value, rule=rule.text)
-                )
-    for rule in ruleset.allow:
-        if _applies(rule, tool_name, tool_input, cwd, for_allow=True):
-            return Decision(Verdict.ALLOW, rule.text, _("allow rule {rule} matches").format(rule=rule.text))
-    return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
-
-
-# --- non-Bash tools ----------------------------------------------------------------------------
-
-
-def _applies(rule: Rule, tool_name: str, tool_input: Mapping[str, Any], cwd: Path, *, for_allow: bool) -> bool:
-    if rule.tool == "Mcp":
-        return _mcp_applies(rule, tool_name)
-    if rule.tool != tool_name:
-        return False
-    if rule.pattern is None:
-        return True
-    if tool_name in PATH_TOOLS:
-        path = _target_path(tool_name, tool_input)
-        return isinstance(path, str) and bool(path) and path_matches(rule.pattern, path, cwd, for_allow=for_allow)
-    if tool_name == "WebFetch":
-        return _domain_applies(rule.pattern, tool_input.get("url"))
-    if tool_name == "Skill":
-        name = tool_input.get("skill", tool_input.get("name"))
-        return isinstance(name, str) and bool(wildcard(rule.pattern).fullmatch(name))
-    if tool_name == "Agent":
-        name = tool_input.get("agent")
-        return isinstance(name, str) and bool(wildcard(rule.pattern).fullmatch(name))
-    pattern = wildcard(rule.pattern)
-    return any(pattern.fullmatch(value) for value in _text_values(tool_input))
-
-
-def _target_path(tool_name: str, tool_input: Mapping[str, Any]) -> Any:
-    """The path a call reaches: ``path``; for Glob and Grep the launch folder by default, and for Glob
-    the fixed folders of a pattern that leaves it (``/etc/*.conf``, ``../other/**``)."""
-    path = tool_input.get("path")
-    if tool_name not in ("Glob", "Grep"):
-        return path
-    pattern = tool_input.get("pattern")
-    if tool_name == "Glob" and isinstance(pattern, str) and pattern.startswith(("/", "~", "..")):
-        fixed: list[str] = []
-        for part in pattern.split("/"):
-            if has_magic(part):
-                break
-            fixed.append(part)
-        base = "/".join(fixed) or "/"
-        return (
-            f"{path.rstrip('/')}/{base}" if isinstance(path, str) and path and not base.startswith(("/", "~")) else base
+        return _bash(subject.command, ruleset, cwd)
+    if isinstance(subject, PathSubject):
+        return _path(tool_name, subject, ruleset, cwd)
+    if isinstance(subject, UrlSubject):
+        return _url(tool_name, subject, ruleset)
+    if isinstance(subject, McpSubject):
+        return _simple(tool_name, ruleset, lambda rule, _allow: _mcp_applies(rule, tool_name, subject))
+    if isinstance(subject, NameSubject):
+        name = subject.name
+        return _simple(
+            tool_name,
+            ruleset,
+            lambda rule, _allow: (
+                rule.tool == tool_name
+                and (rule.pattern is None or (isinstance(name, str) and wildcard(rule.pattern).fullmatch(name)))
+            ),
         )
-    return path if path else "."
-
-
-def _text_values(tool_input: Mapping[str, Any]) -> list[str]:
-    values = []
-    for value in tool_input.values():
-        if isinstance(value, str):
-            values.append(value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            values.append(format(value, "g") if isinstance(value, float) else str(value))
-    return values
-
-
-def _domain_applies(pattern: str, url: Any) -> bool:
-    if not isinstance(url, str):
-        return False
-    if not pattern.startswith("domain:"):
-        return bool(wildcard(pattern).fullmatch(url))
-    try:
-        host = (urlsplit(url.strip()).hostname or "").lower().rstrip(".")
-    except ValueError:
-        return False
-    wanted = pattern[len("domain:") :].strip().lower().rstrip(".")
-    return bool(host) and bool(wildcard(wanted).fullmatch(host))
-
-
-def _mcp_applies(rule: Rule, tool_name: str) -> bool:
-    pieces = tool_name.split("__")
-    if len(pieces) < 3 or pieces[0] != "mcp":
-        return False
-    server, tool = pieces[1], "__".join(pieces[2:])
-    if rule.pattern is None:
-        return True
-    server_pattern, _sep, tool_pattern = rule.pattern.partition(",")
-    return bool(wildcard(server_pattern.strip() or "*").fullmatch(server)) and bool(
-        wildcard(tool_pattern.strip() or "*").fullmatch(tool)
+    if subject.refused:
+        return Decision(Verdict.DENY, None, subject.refused)
+    values = subject.values
+    return _simple(
+        tool_name,
+        ruleset,
+        lambda rule, _allow: (
+            rule.tool == tool_name
+            and (rule.pattern is None or any(wildcard(rule.pattern).fullmatch(v) for v in values))
+        ),
     )
 
 
-# --- Bash ----------------------------------------------------------------------------------------
+def _matched(verdict: Verdict, rule: Rule) -> Decision:
+    return Decision(verdict, rule.text, _("{family} rule {rule} matches").format(family=verdict.value, rule=rule.text))
 
 
-def _show(text: str) -> str:
-    return text.replace("\x00", "…")
+def _simple(tool_name: str, ruleset: RuleSet, applies: Any) -> Decision:
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in ruleset.family(verdict.value):
+            if applies(rule, False):
+                return _matched(verdict, rule)
+    for rule in ruleset.allow:
+        if applies(rule, True):
+            return _matched(Verdict.ALLOW, rule)
+    return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
 
 
-def _part_matches(rule: Rule, texts: Sequence[str]) -> bool:
+def _mcp_applies(rule: Rule, tool_name: str, subject: McpSubject) -> bool:
+    if rule.tool == tool_name:
+        return rule.pattern is None or any(wildcard(rule.pattern).fullmatch(v) for v in subject.values)
+    if rule.tool != "Mcp":
+        return False
     if rule.pattern is None:
         return True
-    pattern = bash_pattern(rule.pattern)
-    return any(pattern.fullmatch(text) for text in texts)
+    server_pattern, _sep, tool_pattern = rule.pattern.partition(",")
+    return wildcard(server_pattern.strip() or "*").fullmatch(subject.server) and wildcard(
+        tool_pattern.strip() or "*"
+    ).fullmatch(subject.tool)
 
 
-@functools.lru_cache(maxsize=256)
-def _family_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex for a family's Bash patterns: a quick test before looking for the rule that matched."""
-    return re.compile("|".join(f"(?:{bash_pattern(p).pattern})" for p in patterns), re.DOTALL)
+# --- paths ----------------------------------------------------------------------------------------
 
 
-def _first_rule(rules: Sequence[Rule], texts: Sequence[str]) -> Rule | None:
-    bare = next((r for r in rules if r.pattern is None), None)
-    if bare is not None:
-        return bare
-    patterns = tuple(r.pattern for r in rules if r.pattern is not None)
-    if not patterns:
+def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> Decision:
+    if subject.access == "read":
+        names: frozenset[str] = frozenset({"Read"})
+    elif subject.access == "write":
+        names = _WRITE_RULES
+    else:
+        names = frozenset({tool_name})
+    watched = names | {"Read"} if subject.access == "search" else names
+    path = subject.path if isinstance(subject.path, str) and subject.path.strip() else None
+
+    def matches(rule: Rule, *, for_allow: bool) -> bool:
+        if rule.pattern is None:
+            return True
+        return path is not None and path_matches(rule.pattern, path, cwd, for_allow=for_allow)
+
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in ruleset.family(verdict.value):
+            if rule.tool in watched and matches(rule, for_allow=False):
+                return _matched(verdict, rule)
+    allowing = [r for r in ruleset.allow if r.tool in names]
+    if subject.access == "write" and path is not None:
+        area = protected(path, cwd)
+        if area is not None:
+            for rule in allowing:
+                if rule.pattern is not None and names_area(rule.pattern, area, cwd) and matches(rule, for_allow=True):
+                    return _matched(Verdict.ALLOW, rule)
+            return Decision(
+                Verdict.ASK,
+                None,
+                _("{path} is protected (MAIA's settings, git's configuration, project instructions): ask").format(
+                    path=path
+                ),
+                doubt=True,
+            )
+    for rule in allowing:
+        if matches(rule, for_allow=True):
+            return _matched(Verdict.ALLOW, rule)
+    return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
+
+
+# --- web ------------------------------------------------------------------------------------------
+
+
+def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
+    from maia.permissions.web import domain_matches, host_of, names_host
+
+    url = subject.url
+    host = host_of(url) if isinstance(url, str) else None
+
+    def matches(rule: Rule) -> bool:
+        if rule.tool != tool_name:
+            return False
+        if rule.pattern is None:
+            return True
+        if not isinstance(url, str):
+            return False
+        if not rule.pattern.startswith("domain:"):
+            return wildcard(rule.pattern).fullmatch(url)
+        return host is not None and domain_matches(rule.pattern[len("domain:") :], host)
+
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in ruleset.family(verdict.value):
+            if matches(rule):
+                return _matched(verdict, rule)
+    if host is not None and host.special:
+        for rule in ruleset.allow:
+            if (
+                matches(rule)
+                and rule.pattern is not None
+                and rule.pattern.startswith("domain:")
+                and names_host(rule.pattern[len("domain:") :], host)
+            ):
+                return _matched(Verdict.ALLOW, rule)
+        return Decision(
+            Verdict.ASK,
+            None,
+            _("{host} is a local or private address: ask unless a rule names it").format(host=host.name),
+            doubt=True,
+        )
+    for rule in ruleset.allow:
+        if matches(rule):
+            return _matched(Verdict.ALLOW, rule)
+    return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
+
+
+# --- Bash -------------------------------------------------------------------------------------------
+
+
+def _show(text: str, limit: int = 200) -> str:
+    text = text.replace(DYN, "…")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(slots=True)
+class _Index:
+    """A family's Bash rules by the first word of their pattern, so a part only meets its own rules."""
+
+    bare: Rule | None = None
+    by_word: dict[str, list[Rule]] = field(default_factory=dict)
+    wild: list[Rule] = field(default_factory=list)
+    memo: dict[str, Rule | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rules: Iterable[Rule]) -> _Index:
+        index = cls()
+        for rule in rules:
+            if rule.pattern is None or bash_pattern(rule.pattern).words in ((), ("*",)):
+                index.bare = index.bare or rule
+                continue
+            first = bash_pattern(rule.pattern).words[0]
+            if "*" in first:
+                index.wild.append(rule)
+            else:
+                index.by_word.setdefault(first.split(":", 1)[0] if first.endswith(":*") else first, []).append(rule)
+        return index
+
+    def __bool__(self) -> bool:
+        return self.bare is not None or bool(self.by_word) or bool(self.wild)
+
+    def may_match(self, part: Part) -> bool:
+        """False when no rule can match any text of the part (its first words have no rule)."""
+        if self.bare is not None or self.wild or not part.words:
+            return True
+        program = part.words[0]
+        heads = {program.split(" ", 1)[0], programs.program_name(program).split(" ", 1)[0]}
+        if part.assignments:
+            heads.add(part.assignments[0].split(" ", 1)[0])
+        return any(head in self.by_word for head in heads)
+
+    def first(self, texts: Sequence[str]) -> Rule | None:
+        if self.bare is not None:
+            return self.bare
+        for text in texts:
+            if text in self.memo:
+                found = self.memo[text]
+            else:
+                first_word = text.split(" ", 1)[0]
+                candidates = [*self.by_word.get(first_word, ()), *self.wild]
+                found = next((r for r in candidates if bash_pattern(r.pattern or "*").fullmatch(text)), None)
+                self.memo[text] = found
+            if found is not None:
+                return found
         return None
-    quick = _family_regex(patterns)
-    if not any(quick.fullmatch(text) for text in texts):
-        return None
-    return next((r for r in rules if _part_matches(r, texts)), None)
 
 
-def _redirect_matches(rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool) -> bool:
+def _text(words: Sequence[str], assignments: Sequence[str] = ()) -> str:
+    return " ".join([*assignments, *words])
+
+
+def deny_forms(part: Part) -> list[str]:
+    """Every text a deny or ask rule is matched against: ``/usr/bin/rm`` also as ``rm``, with and
+    without the ``NAME=value`` prefix, and past global options (``git -C x push`` → ``git push``)."""
+    words = list(part.words)
+    if not words:
+        return [_text((), part.assignments)]
+    variants = [tuple(words)]
+    base = programs.program_name(words[0])
+    if base and base != words[0]:
+        variants.append((base, *words[1:]))
+    for variant in list(variants):
+        variants.extend(programs.subcommand_forms(variant, for_allow=False))
+    forms: list[str] = []
+    for variant in variants:
+        if part.assignments:
+            forms.append(_text(variant, part.assignments))
+        forms.append(_text(variant))
+    return list(dict.fromkeys(forms))
+
+
+def allow_forms(part: Part, cwd: Path) -> list[str]:
+    """The texts an allow rule may cover: the part as written, the bare name for a program in a
+    system folder, without its inert prefix, and past harmless global options."""
+    words = list(part.words)
+    variants = [tuple(words)]
+    directory, _slash, base = words[0].rpartition("/")
+    if directory and base and directory.rstrip("/") in programs.SYSTEM_DIRS:
+        variants.append((base, *words[1:]))
+    for variant in list(variants):
+        variants.extend(programs.subcommand_forms(variant, for_allow=True, launch=cwd))
+    forms: list[str] = []
+    for variant in variants:
+        forms.append(_text(variant))
+        if part.assignments:
+            forms.append(_text(variant, part.assignments))
+    return list(dict.fromkeys(forms))
+
+
+def _redirect_rules(family: Sequence[Rule]) -> list[Rule]:
+    return [r for r in family if r.tool == "Redirect" or r.tool in _WRITE_RULES]
+
+
+def _redirect_matches(
+    rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None
+) -> bool:
     if rule.pattern is None:
         return True
     if redirect.dynamic:
         return False
-    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow)
+    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow, where=where)
 
 
-def _file_redirects(redirects: Sequence[Redirect]) -> list[Redirect]:
-    return list(dict.fromkeys(r for r in redirects if r.target not in _NOT_FILES))
+def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
+    seen: dict[tuple[str, bool, str | None], Redirect] = {}
+    for redirect in redirects:
+        if redirect.target not in _NOT_FILES:
+            seen.setdefault((redirect.target, redirect.certain, redirect.base), redirect)
+    return list(seen.values())
+
+
+def _watching(ruleset: RuleSet) -> bool:
+    """Whether a deny or ask rule could apply to a Bash command (so doubt matters)."""
+    return any(r.tool in ("Bash", "Redirect", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
+
+
+def _ask(reason: str, *, doubt: bool) -> Decision:
+    return Decision(Verdict.ASK, None, reason, doubt=doubt)
 
 
 def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
-    analysis = analyze(command)
-    redirects = _file_redirects(analysis.redirects)
-    suspects = {part: part.texts(for_allow=False) for part in [*analysis.parts, *analysis.fallback_parts]}
-    suspect_redirects = _file_redirects([*redirects, *analysis.fallback_redirects])
+    watching = _watching(ruleset)
+    if len(command) > MAX_COMMAND:
+        return _ask(
+            _("the command is too long to check ({size} characters): ask").format(size=len(command)), doubt=watching
+        )
+    plain: PlainScript | None
+    try:
+        plain = parse_plain(command, programs.DEFAULT_INERT | ruleset.inert, launch=cwd)
+        not_plain = None
+    except NotPlain as error:
+        plain, not_plain = None, error.reason
+    parts: list[Part] = []
+    redirects: list[Redirect] = []
+    uncertain: list[str] = []
+    if plain is not None:
+        parts.extend(plain.parts)
+        redirects.extend(plain.redirects)
+        hidden = list(plain.hidden_texts)
+        if len(command) <= TREE_READING_LIMIT:
+            hidden.append(command)  # a second reading, for deny and ask only
+        for text in hidden if watching else ():
+            reading = analyze(text)
+            parts.extend([*reading.parts, *reading.fallback_parts])
+            redirects.extend([*reading.redirects, *reading.fallback_redirects])
+    elif watching:  # without deny or ask rules there is nothing to look for
+        reading = analyze(command)
+        parts.extend([*reading.parts, *reading.fallback_parts])
+        redirects.extend([*reading.redirects, *reading.fallback_redirects])
+        uncertain = reading.uncertain
+    found = _deny_or_ask(command, parts, redirects, ruleset, cwd) if watching else None
+    if found is not None:
+        return found
+    if plain is None:
+        budget = next((u for u in uncertain if "time budget" in u), None)
+        why = budget or not_plain or "?"
+        return _ask(_("the command is not plain ({why}): only a person can allow it").format(why=why), doubt=watching)
+    return _bash_allow(plain, ruleset, cwd, watching)
+
+
+def _deny_or_ask(
+    command: str, parts: list[Part], redirects: list[Redirect], ruleset: RuleSet, cwd: Path
+) -> Decision | None:
+    keys: dict[tuple[Any, ...], Part] = {}
+    for part in parts:
+        keys.setdefault(part.key(), part)
+    file_redirects = _file_redirects(redirects)
+    found_at: dict[str, tuple[str, str]] = {}  # each target's locations, resolved once per decision
+    folders: dict[str, str] = {}
     whole = " ".join(command.split())
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
-        bash_rules = [r for r in family if r.tool == "Bash"]
-        if bash_rules:
-            for texts in suspects.values():
-                rule = _first_rule(bash_rules, texts)
+        index = _Index.of(r for r in family if r.tool == "Bash")
+        if index:
+            for part in keys.values():
+                if not index.may_match(part):
+                    continue
+                texts = deny_forms(part)
+                rule = index.first(texts)
                 if rule is not None:
                     if rule.pattern is None:
                         reason = _("{family} rule {rule} covers every command")
@@ -205,18 +442,26 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
                     return Decision(
                         verdict, rule.text, reason.format(family=verdict.value, rule=rule.text, part=_show(texts[0]))
                     )
-            rule = _first_rule(bash_rules, [whole])
+            rule = index.first([whole])
             if rule is not None:
                 return Decision(
                     verdict,
                     rule.text,
                     _("{family} rule {rule} matches the whole command").format(family=verdict.value, rule=rule.text),
                 )
-        for rule in family:
-            if rule.tool != "Redirect":
-                continue
-            for redirect in suspect_redirects:
-                if _redirect_matches(rule, redirect, cwd, for_allow=False):
+        for rule in _redirect_rules(family):
+            for redirect in file_redirects:
+                where = None
+                if not redirect.dynamic:
+                    where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
+                    found_at[redirect.target] = where
+                moved = redirect.base is not None and not redirect.target.startswith(("/", "~"))
+                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where) or (
+                    moved
+                    and _redirect_matches(
+                        rule, redirect, cwd, for_allow=False, where=locations(f"{redirect.base}/{redirect.target}", cwd)
+                    )
+                ):
                     return Decision(
                         verdict,
                         rule.text,
@@ -224,56 +469,90 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
                             family=verdict.value, rule=rule.text, target=_show(redirect.target)
                         ),
                     )
-    return _bash_allow(analysis, redirects, ruleset, cwd)
+    return None
 
 
-def _bash_allow(analysis: Analysis, redirects: list[Redirect], ruleset: RuleSet, cwd: Path) -> Decision:
-    bash_rules = [r for r in ruleset.allow if r.tool == "Bash"]
-    if not bash_rules:
-        return Decision(Verdict.ASK, None, _("no rule applies to Bash: ask"))
-    if analysis.uncertain:
-        return Decision(
-            Verdict.ASK, None, _("cannot prove the command safe ({why}): ask").format(why=analysis.uncertain[0])
-        )
-    if analysis.substitution:
-        return Decision(
-            Verdict.ASK,
-            None,
-            _("a command with a substitution ($(…), `…`, <(…), >(…)) is never allowed by a rule: ask"),
-        )
-    if not analysis.parts:
-        return Decision(Verdict.ASK, None, _("empty command: ask"))
+@functools.lru_cache(maxsize=1024)
+def _rule_words(pattern: str) -> tuple[str, ...]:
+    return bash_pattern(pattern).words
+
+
+def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool) -> Decision:
+    index = _Index.of(r for r in ruleset.allow if r.tool == "Bash")
+    if not index:
+        return _ask(_("no rule applies to Bash: ask"), doubt=watching and any(p.opaque for p in plain.parts))
+    if not plain.parts:
+        return _ask(_("empty command: ask"), doubt=False)
     used: list[str] = []
-    for part in dict.fromkeys(analysis.parts):
-        texts = part.texts(for_allow=True)
+    seen: set[tuple[Any, ...]] = set()
+    for part in plain.parts:
+        key = (*part.key(), part.folder_moved, part.open_words)
+        if key in seen:
+            continue
+        seen.add(key)
         if part.opaque:
-            return Decision(
-                Verdict.ASK,
-                None,
-                _("{wrapper} runs commands that cannot be checked: ask").format(wrapper=part.via or "a wrapper"),
+            return _ask(
+                _("{why}: what runs cannot be checked, ask").format(why=part.why or part.via or "?"), doubt=watching
             )
         if part.program_dynamic:
-            return Decision(
-                Verdict.ASK,
-                None,
-                _("the program of `{part}` is only known when it runs: ask").format(part=_show(texts[0])),
+            return _ask(
+                _("the program of `{part}` is only known when it runs: ask").format(part=_show(_text(part.words))),
+                doubt=watching,
             )
-        rule = _first_rule(bash_rules, texts)
+        texts = allow_forms(part, cwd)
+        rule = index.first(texts)
         if rule is None:
-            return Decision(Verdict.ASK, None, _("no allow rule covers `{part}`: ask").format(part=_show(texts[0])))
+            risks = programs.dangers(part, cwd)
+            if risks:
+                # a writer or an executor in disguise: say so, it is what a person must judge
+                return _ask(
+                    _("no allow rule covers `{part}`, which uses `{option}` ({why}): ask").format(
+                        part=_show(texts[0]), option=_show(risks[0].token), why=risks[0].why
+                    ),
+                    doubt=watching,
+                )
+            return _ask(_("no allow rule covers `{part}`: ask").format(part=_show(texts[0])), doubt=False)
+        if rule.pattern is not None and bash_pattern(rule.pattern).words != ("*",):
+            words = _rule_words(rule.pattern)
+            for danger in programs.dangers(part, cwd):
+                if not programs.names_option(words, danger):
+                    return _ask(
+                        _("{rule} does not name `{option}` in `{part}` ({why}): ask").format(
+                            rule=rule.text, option=_show(danger.token), part=_show(texts[0]), why=danger.why
+                        ),
+                        doubt=watching,
+                    )
         if rule.text not in used:
             used.append(rule.text)
-    redirect_rules = [r for r in ruleset.allow if r.tool == "Redirect"]
-    for redirect in redirects:
-        rule = next((r for r in redirect_rules if _redirect_matches(r, redirect, cwd, for_allow=True)), None)
-        if rule is None:
-            return Decision(
-                Verdict.ASK,
-                None,
-                _("no Redirect rule allows writing to {target}: ask").format(target=_show(redirect.target)),
+    allowing = _redirect_rules(ruleset.allow)
+    folders: dict[str, str] = {}  # resolved folders, for this decision only
+    for redirect in _file_redirects(plain.redirects):
+        if not redirect.certain:
+            return _ask(
+                _("the redirection to {target} is uncertain ({why}): ask").format(
+                    target=_show(redirect.target), why=redirect.why
+                ),
+                doubt=True,
             )
-        if rule.text not in used:
-            used.append(rule.text)
+        where = locations(redirect.target, cwd, folders)
+        area = protected(redirect.target, cwd, where)
+        candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where)]
+        if area is not None:
+            candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]
+            if not candidates:
+                return _ask(
+                    _("{target} is protected (MAIA's settings, git's configuration, project instructions): ask").format(
+                        target=redirect.target
+                    ),
+                    doubt=True,
+                )
+        if not candidates:
+            return _ask(
+                _("no Redirect or Write rule allows writing to {target}: ask").format(target=_show(redirect.target)),
+                doubt=False,
+            )
+        if candidates[0].text not in used:
+            used.append(candidates[0].text)
     return Decision(
         Verdict.ALLOW, ", ".join(used), _("allowed: every part is covered by {rules}").format(rules=", ".join(used))
     )
@@ -281,4 +560,8 @@ def _bash_allow(analysis: Analysis, redirects: list[Redirect], ruleset: RuleSet,
 
 def parts_of(command: str) -> list[str]:
     """The parts a command splits into, as text (for display and tests)."""
-    return [_show(p.texts(for_allow=False)[0]) for p in analyze(command).parts]
+    try:
+        parts = parse_plain(command).parts
+    except NotPlain:
+        parts = analyze(command).parts
+    return [_show(_text(p.words, p.assignments)) for p in parts]

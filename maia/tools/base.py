@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from maia.contracts import Permission, ToolContext, ToolSpec
 from maia.i18n import _
 from maia.paths import resolve_user_path
+from maia.permissions.subject import Subject, default_subject
 from maia.runner import received
 
 
@@ -46,6 +47,11 @@ class BuiltinTool:
         """No mutual exclusion by default."""
         return None
 
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """What permission rules match against: by default, any text or number value of the input
+        (an ``mcp__server__tool`` or ``Agent`` tool is judged by its name: override to declare more)."""
+        return default_subject(self.spec.name, tool_input)
+
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the tool."""
         raise ToolError(_("{name} cannot run.").format(name=self.name))
@@ -80,6 +86,20 @@ def optional_int(tool_input: Mapping[str, Any], key: str, default: int, minimum:
     if number < minimum:
         raise ToolError(_('Parameter "{name}" must be at least {minimum}.').format(name=key, minimum=minimum))
     return number
+
+
+def readable(ctx: ToolContext, path: Path) -> bool:
+    """False when a Read deny rule covers ``path`` (Grep and Glob leave such files out).
+
+    Only a deny that a rule made counts: a question turned into a refusal because nobody can
+    answer (``maia ask``) has no rule and does not hide files.
+    """
+    if ctx.permissions is None:
+        return True
+    from maia.permissions.rules import Verdict
+
+    decision = ctx.permissions("Read", {"path": str(path)})
+    return not (decision.verdict == Verdict.DENY and decision.rule is not None)
 
 
 def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:

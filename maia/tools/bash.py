@@ -7,6 +7,7 @@ from typing import Any
 
 from maia.contracts import ToolContext
 from maia.i18n import _
+from maia.permissions.subject import CommandSubject, Subject
 from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, require_str
 
@@ -29,6 +30,11 @@ class BashTool(BuiltinTool):
     }
     default_permission = "ask"
     summary_key = "command"
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Bash rules match the command (and Redirect / Write rules the files it writes)."""
+        command = tool_input.get("command")
+        return CommandSubject(command if isinstance(command, str) else None)
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the command; the last line tells how it ended."""

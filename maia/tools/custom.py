@@ -12,6 +12,7 @@ from typing import Any
 
 from maia.contracts import ToolContext, ToolSpec
 from maia.i18n import _
+from maia.permissions.subject import Subject, ValuesSubject
 from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, ToolError
 
@@ -206,7 +207,8 @@ class CustomTool(BuiltinTool):
             else:
                 required.append(p.name)
             properties[p.name] = entry
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        # a parameter the definition does not declare is refused (rules could not judge it)
+        schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
         if required:
             schema["required"] = required
         return ToolSpec(self.definition.name, self.definition.description, schema)
@@ -214,6 +216,26 @@ class CustomTool(BuiltinTool):
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         """The values the model sent."""
         return " ".join(_text(tool_input[p.name]) for p in self.definition.parameters if p.name in tool_input)
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Rules match the declared parameters' values, defaults applied; undeclared ones are refused."""
+        declared = {p.name for p in self.definition.parameters}
+        extra = sorted(k for k in tool_input if k not in declared)
+        if extra:
+            return ValuesSubject(
+                (),
+                _("{tool} has no parameter {names}: the call is refused").format(
+                    tool=self.definition.name, names=", ".join(extra)
+                ),
+            )
+        values = []
+        for p in self.definition.parameters:
+            value = tool_input.get(p.name)
+            if value is None:
+                value = p.default
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                values.append(_text(value))
+        return ValuesSubject(tuple(values))
 
     def argv(self, tool_input: Mapping[str, Any]) -> list[str]:
         """The words to run: each value stays one argument; ``./`` is the tool's folder."""

@@ -10,6 +10,7 @@ from typing import Any
 from maia.contracts import ToolContext
 from maia.i18n import _
 from maia.paths import resolve_user_path
+from maia.permissions.subject import PathSubject, Subject
 from maia.storage import write_atomic
 from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
 
@@ -37,6 +38,11 @@ class EditTool(BuiltinTool):
     def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
         """Reads and writes of one file run one after the other."""
         return file_key(tool_input, cwd)
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Write and Edit rules (one family) match the file's path."""
+        path = tool_input.get("path")
+        return PathSubject(path if isinstance(path, str) else None, "write")
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Apply the replacement."""

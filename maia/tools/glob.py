@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from maia.contracts import ToolContext
+from maia.globs import has_magic
 from maia.i18n import _
 from maia.paths import resolve_user_path
+from maia.permissions.subject import PathSubject, Subject
 from maia.search import display_path
 from maia.search.engine import glob_paths
-from maia.tools.base import BuiltinTool, ToolError, require_str
+from maia.tools.base import BuiltinTool, ToolError, readable, require_str
 
 MAX_RESULTS = 100
+
+
+def glob_start(pattern: str, path: str | None) -> tuple[str, str]:
+    """The folder a Glob call really walks and the rest of its pattern.
+
+    The pattern's leading folders without wildcards are joined to ``path`` (``~`` expanded, ``..``
+    kept for the normaliser to resolve): ``../other/**/*.py`` walks ``../other``, ``/etc/*.conf``
+    walks ``/etc``. The tool and the permission engine both use this, so rules judge the folder
+    the search walks.
+    """
+    expanded = os.path.expanduser(pattern)
+    segments = expanded.split("/")
+    fixed: list[str] = []
+    while len(segments) > 1 and not has_magic(segments[0]):
+        fixed.append(segments.pop(0))
+    rest = "/".join(segments)
+    if os.path.isabs(expanded):
+        return "/" + "/".join(f for f in fixed if f), rest
+    if not path:
+        return "/".join(fixed) or ".", rest
+    return os.path.join(path, *fixed), rest
 
 
 class GlobTool(BuiltinTool):
@@ -34,18 +58,35 @@ class GlobTool(BuiltinTool):
     }
     summary_key = "pattern"
 
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Glob rules match the folder the search really walks."""
+        pattern = tool_input.get("pattern")
+        path = tool_input.get("path")
+        path = path if isinstance(path, str) and path else None
+        if not isinstance(pattern, str) or not pattern:
+            return PathSubject(path or ".", "search")
+        return PathSubject(glob_start(pattern, path)[0], "search")
+
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """List the matching files."""
         pattern = require_str(tool_input, "pattern", _("a glob such as **/*.py"))
-        base = resolve_user_path(str(tool_input.get("path") or "."), ctx.cwd)
-        if not base.is_dir():
+        raw_path = str(tool_input.get("path") or "")
+        if raw_path and not resolve_user_path(raw_path, ctx.cwd).is_dir():
             raise ToolError(_("Folder not found: {path}").format(path=tool_input.get("path")))
-        found, total = await glob_paths(pattern, base, limit=MAX_RESULTS)
-        if not found:
+        start, rest = glob_start(pattern, raw_path or None)
+        root = resolve_user_path(start, ctx.cwd)
+        if not root.is_dir():
             return _("No files match {pattern}.").format(pattern=pattern)
-        lines = [display_path(p, ctx.cwd) for p in found]
+        found, total = await glob_paths(rest, root, limit=MAX_RESULTS)
+        kept = [p for p in found if readable(ctx, p)]
+        skipped = len(found) - len(kept)
+        if not kept and not skipped:
+            return _("No files match {pattern}.").format(pattern=pattern)
+        lines = [display_path(p, ctx.cwd) for p in kept]
         if total > len(found):
             lines.append(
                 _("[{shown} of {total} files shown: use a narrower pattern]").format(shown=len(found), total=total)
             )
+        if skipped:
+            lines.append(_("[{count} matching files left out: a Read deny rule covers them]").format(count=skipped))
         return "\n".join(lines)

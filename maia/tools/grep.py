@@ -9,10 +9,11 @@ from typing import Any, cast
 from maia.contracts import ToolContext
 from maia.i18n import _
 from maia.paths import resolve_user_path
+from maia.permissions.subject import PathSubject, Subject
 from maia.search import GrepQuery, OutputMode
 from maia.search.engine import format_hits, grep_hits
 from maia.search.regex import PatternError
-from maia.tools.base import BuiltinTool, ToolError, optional_int, require_str
+from maia.tools.base import BuiltinTool, ToolError, optional_int, readable, require_str
 
 DEFAULT_HEAD_LIMIT = 250
 MODES = ("files_with_matches", "content", "count")
@@ -47,6 +48,11 @@ class GrepTool(BuiltinTool):
     }
     summary_key = "pattern"
 
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Grep rules match the file or folder searched (the launch folder by default)."""
+        path = tool_input.get("path")
+        return PathSubject(path if isinstance(path, str) and path else ".", "search")
+
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the search and format it for the model."""
         pattern = require_str(tool_input, "pattern", _("the regular expression to search for"))
@@ -73,7 +79,13 @@ class GrepTool(BuiltinTool):
             hits = await grep_hits(query, head_limit=head_limit)
         except PatternError as error:
             raise ToolError(error.message) from None
+        kept = [h for h in hits if not h.rel or readable(ctx, root / h.rel)]
+        skipped = len(hits) - len(kept)
         line_numbers = tool_input.get("-n") is not False
         # a full answer can hold millions of lines: shaped off the event loop
-        answer = await asyncio.to_thread(format_hits, query, hits, ctx.cwd, head_limit, line_numbers=line_numbers)
-        return answer.text
+        answer = await asyncio.to_thread(format_hits, query, kept, ctx.cwd, head_limit, line_numbers=line_numbers)
+        text = answer.text
+        if skipped:
+            note = _("[{count} matching files left out: a Read deny rule covers them]").format(count=skipped)
+            text = note if not kept else f"{text}\n{note}"
+        return text

@@ -11,6 +11,7 @@ from typing import Any
 from maia.contracts import ToolContext
 from maia.i18n import _
 from maia.paths import resolve_user_path
+from maia.permissions.subject import PathSubject, Subject
 from maia.tools.base import BuiltinTool, ToolError, file_key, optional_int, require_str
 
 DEFAULT_LIMIT = 2000
@@ -44,6 +45,11 @@ class ReadTool(BuiltinTool):
     def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
         """Reads and writes of one file run one after the other."""
         return file_key(tool_input, cwd)
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Read rules match the file's path."""
+        path = tool_input.get("path")
+        return PathSubject(path if isinstance(path, str) else None, "read")
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Return the numbered lines."""

@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit
 
 from maia.contracts import ToolContext
 from maia.i18n import _
+from maia.permissions.subject import Subject, UrlSubject
 from maia.tools.base import BuiltinTool, ToolError, optional_int, require_str
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -75,6 +76,11 @@ class WebFetchTool(BuiltinTool):
     def display(self, output: str) -> str:
         """The page as the user sees it: the notice written for the model left out."""
         return output.replace(UNTRUSTED + "\n", "", 1)
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """WebFetch rules match the host the client will connect to."""
+        url = tool_input.get("url")
+        return UrlSubject(url if isinstance(url, str) else None)
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Fetch, convert, frame as untrusted."""

@@ -394,3 +394,20 @@ def test_the_report_survives_compactions_in_the_middle_of_a_run(
     assert report["answer"] == "All fifty steps are planned."
     assert [c["id"] for c in report["tool_calls"]] == [f"call_{n}" for n in range(1, 51)]
     assert all(c["output"] is not None for c in report["tool_calls"])
+
+
+# issue 11: --yes answers "no rule applies", never a question that comes from doubt about a deny rule
+
+
+def test_yes_refuses_an_ask_that_comes_from_doubt(server: HTTPServer, project: Path, write_settings: object) -> None:
+    write_settings(server.url_for(""), permissions={"deny": ["Bash(rm *)"]})  # type: ignore[operator]
+    marker = project / "ran"
+    answer(server, tool_stream("Bash", {"command": f'X="touch {marker}"; eval "$X"'}, "call_doubt"))
+    answer(server, tool_stream("Bash", {"command": f"touch {project / 'plain'}"}, "call_plain"))
+    answer(server, text_stream("done"))
+    result = maia("ask", "-m", "m", "--yes", "-o", "json", "--no-save", "go")
+    assert result.returncode == 0, result.stderr
+    calls = {c["id"]: c for c in json.loads(result.stdout)["tool_calls"]}
+    assert calls["call_doubt"]["is_error"] and "comes from doubt" in calls["call_doubt"]["output"]
+    assert not marker.exists()
+    assert not calls["call_plain"]["is_error"] and (project / "plain").exists()

@@ -53,7 +53,15 @@ def test_json_listing(home: Path, project: Path) -> None:
     result = CliRunner().invoke(cli, ["permissions", "--json"])
     assert json.loads(result.stdout) == {
         "sources": [
-            {"scope": "user", "path": str(home / "settings.json"), "exists": False, "allow": [], "ask": [], "deny": []},
+            {
+                "scope": "user",
+                "path": str(home / "settings.json"),
+                "exists": False,
+                "allow": [],
+                "ask": [],
+                "deny": [],
+                "inertVariables": [],
+            },
             {
                 "scope": "project",
                 "path": str(project / ".maia" / "settings.json"),
@@ -61,6 +69,7 @@ def test_json_listing(home: Path, project: Path) -> None:
                 "allow": [],
                 "ask": [],
                 "deny": ["Read(./.env)"],
+                "inertVariables": [],
             },
         ],
         "warnings": [],
@@ -79,14 +88,63 @@ def test_broken_project_file_is_a_warning(home: Path, project: Path) -> None:
 def test_check_compound_command(home: Path, project: Path) -> None:
     _write(home / "settings.json", {"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"]}})
     result = CliRunner().invoke(cli, ["permissions", "check", "Bash", "git status && rm -rf build"], color=False)
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # deny
     assert result.output == "DENY  deny rule Bash(rm *) matches `rm -rf build`\n"
     allowed = CliRunner().invoke(cli, ["permissions", "check", "Bash", "git status", "--json"])
+    assert allowed.exit_code == 0
     assert json.loads(allowed.output) == {
         "verdict": "allow",
         "rule": "Bash(git status)",
         "reason": "allowed: every part is covered by Bash(git status)",
+        "doubt": False,
     }
+    asked = CliRunner().invoke(cli, ["permissions", "check", "Bash", "git push", "--json"])
+    assert asked.exit_code == 1
+    assert json.loads(asked.output) == {
+        "verdict": "ask",
+        "rule": None,
+        "reason": "no allow rule covers `git push`: ask",
+        "doubt": False,
+    }
+    doubtful = CliRunner().invoke(cli, ["permissions", "check", "Bash", "echo $HOME", "--json"])
+    assert doubtful.exit_code == 1 and json.loads(doubtful.output)["doubt"] is True
+
+
+def test_check_exit_status_is_documented() -> None:
+    result = CliRunner().invoke(cli, ["permissions", "check", "--help"])
+    assert "Exit status: 0 allow, 1 ask, 2 deny." in result.output
+
+
+def test_check_judges_a_custom_tool_with_its_declared_parameters(home: Path, project: Path) -> None:
+    tool = project / ".maia" / "tools" / "add"
+    _write(
+        tool / "TOOL.json",
+        {
+            "name": "Addition",
+            "description": "d",
+            "command": {"parameters": [{"name": "a", "type": "number", "default": "7"}], "run": "true {{a}}"},
+        },
+    )
+    _write(project / ".maia" / "settings.json", {"permissions": {"allow": ["Addition(7)"]}})
+    assert CliRunner().invoke(cli, ["permissions", "check", "Addition", "{}"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"a": 8}']).exit_code == 1
+    refused = CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"b": 7}'])
+    assert refused.exit_code == 2 and "Addition has no parameter b" in refused.output
+
+
+def test_inert_variables_are_listed(home: Path, project: Path) -> None:
+    _write(
+        project / ".maia" / "settings.json",
+        {"permissions": {"allow": ["Bash(npm test)"], "inertVariables": ["FOO", "PATH", "1X"]}},
+    )
+    result = CliRunner().invoke(cli, ["permissions"], color=False)
+    assert "  INERT  FOO\n" in result.stdout
+    assert "inertVariables[1]: PATH can change what a command runs" in result.stderr
+    assert "inertVariables[2]: '1X' is not a variable name" in result.stderr
+    listing = CliRunner().invoke(cli, ["permissions", "--json"])
+    assert json.loads(listing.stdout)["sources"][1]["inertVariables"] == ["FOO"]
+    assert CliRunner().invoke(cli, ["permissions", "check", "Bash", "FOO=1 npm test"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["permissions", "check", "Bash", "BAR=1 npm test"]).exit_code == 1
 
 
 def test_check_path_and_json_input(home: Path, project: Path) -> None:
@@ -94,7 +152,7 @@ def test_check_path_and_json_input(home: Path, project: Path) -> None:
         project / ".maia" / "settings.json", {"permissions": {"deny": ["Read(./.env)"], "allow": ["Write(docs/**)"]}}
     )
     denied = CliRunner().invoke(cli, ["permissions", "check", "Read", "src/../.env", "--json"])
-    assert json.loads(denied.output)["verdict"] == "deny"
+    assert json.loads(denied.output)["verdict"] == "deny" and denied.exit_code == 2
     allowed = CliRunner().invoke(
         cli, ["permissions", "check", "Write", '{"path": "docs/a.md", "content": "x"}', "--json"]
     )

@@ -106,7 +106,7 @@ CASES: list[tuple[str, str]] = [
     ("echo 'a | curl x'", A),
     ('grep "foo|bar" file', A),
     ("echo a\\;rm", A),
-    ('echo "$HOME; rm x"', A),
+    ('echo "$HOME; rm x"', Q),  # an expansion: not plain, only a person can allow it
     ("echo 'it''s'", A),
     ('echo "unterminated', Q),
     ("echo 'unterminated", Q),
@@ -185,10 +185,10 @@ CASES: list[tuple[str, str]] = [
     ("find . -ok rm {} \\;", D),
     ("find . -okdir curl x \\;", D),
     ("find . -name x", A),
-    ("find . -exec grep -l foo {} \\;", A),
+    ("find . -exec grep -l foo {} \\;", Q),  # Bash(find *) does not name -exec
     ("find . -exec whoami \\;", Q),
     ("find . -exec rm {}", D),  # no terminator: still denied
-    ("find . -delete", A),  # find itself is allowed by the rule
+    ("find . -delete", Q),  # -delete makes find a writer: the rule must name it
     ("watch rm x", D),
     ("watch -n 5 'ls; rm x'", D),
     ("watch -x rm x", D),
@@ -250,10 +250,10 @@ CASES: list[tuple[str, str]] = [
     ("if true; then rm x; fi", D),
     ("if rm x; then ls; fi", D),
     ("while true; do ls; done", A),
-    ("for i in 1 2; do echo $i; done", A),
+    ("for i in 1 2; do echo $i; done", Q),  # for and $i: not plain
     ("for i in 1 2; do rm $i; done", D),
     ("case $x in a) rm x;; esac", D),
-    ("case $x in a) ls;; *) pwd;; esac", A),
+    ("case $x in a) ls;; *) pwd;; esac", Q),  # case and $x: not plain
     ("f() { rm -rf /; }; f", D),
     ("function g { curl x; }", D),
     ("ls() { rm -rf /; }; ls", D),
@@ -312,7 +312,8 @@ REDIRECT_CASES: list[tuple[str, str]] = [
     ("echo hi | tee out/x", Q),  # tee is a program: not allowed by any rule here
     ("echo $(ls) > out/x", Q),
     ("echo hi > out/x; rm y", D),
-    ("cat <<EOF > out/gen.txt\nhello\nEOF", A),
+    ("cat <<EOF > out/gen.txt\nhello\nEOF", Q),  # an unquoted delimiter: the text is expanded
+    ("cat <<'EOF' > out/gen.txt\nhello $X `x`\nEOF", A),  # a quoted delimiter: the text is literal
     ("cat <<EOF > .env\nSECRET=1\nEOF", D),
     ("ls > >(cat)", Q),
 ]
@@ -331,10 +332,13 @@ def test_sh_c_needs_both_wrapper_and_inner_covered(tmp_path: Path) -> None:
     assert decide("Bash", {"command": "bash -c 'ls'"}, rules, tmp_path) == "ask"
 
 
-def test_bare_redirect_allow_covers_dynamic_targets(tmp_path: Path) -> None:
+def test_bare_redirect_allow_covers_every_plain_target(tmp_path: Path) -> None:
     rules = {"allow": ["Bash(echo *)", "Redirect"]}
-    assert decide("Bash", {"command": "echo hi > $FILE"}, rules, tmp_path) == "allow"
     assert decide("Bash", {"command": "echo hi > anything.txt"}, rules, tmp_path) == "allow"
+    assert decide("Bash", {"command": "echo hi > sub/dir/x.log"}, rules, tmp_path) == "allow"
+    # a target only known at run time is not plain: no rule allows it
+    assert decide("Bash", {"command": "echo hi > $FILE"}, rules, tmp_path) == "ask"
+    assert decide("Bash", {"command": "echo hi > out*.txt"}, rules, tmp_path) == "ask"
 
 
 def test_without_redirect_rules_any_file_redirection_asks(tmp_path: Path) -> None:
@@ -385,7 +389,7 @@ def test_reasons_name_the_deciding_rule(tmp_path: Path) -> None:
     allowed = explain("Bash", {"command": "ls | wc -l"}, RULES, tmp_path)
     assert allowed.rule == "Bash(ls *), Bash(wc *)"
     unsure = explain("Bash", {"command": "echo 'x"}, RULES, tmp_path)
-    assert unsure.reason.startswith("cannot prove the command safe")
+    assert unsure.reason.startswith("the command is not plain (an unclosed single quote)")
 
 
 def test_at_least_two_hundred_cases() -> None:

@@ -47,7 +47,7 @@ PATH_CASES: list[tuple[str, dict[str, str], str]] = [
     ("Read", {"path": "src/a.py"}, "allow"),
     ("Read", {"path": "./src/a.py"}, "allow"),
     ("Read", {"path": "src/pkg/b.py"}, "allow"),
-    ("Read", {"path": "src"}, "ask"),
+    ("Read", {"path": "src"}, "allow"),  # dir/** covers dir itself
     ("Read", {"path": "docs/x.md"}, "ask"),
     ("Read", {"path": ".env"}, "deny"),
     ("Read", {"path": "./.env"}, "deny"),
@@ -193,5 +193,84 @@ def test_parse_rules_warns_once_per_bad_entry_and_keeps_the_rest() -> None:
         "digits, _ . -; ignored.",
         "s.json: permissions.allow[2]: a rule must be a string, not 3; ignored.",
         "s.json: permissions.deny: expected a list of rules; ignored.",
-        's.json: permissions: unknown list "maybe" ignored (use allow, ask or deny).',
+        's.json: permissions: unknown list "maybe" ignored (use allow, ask, deny or inertVariables).',
     ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "verdict"),
+    [
+        ("Bash(git log:*)", "git log", "allow"),
+        ("Bash(git log:*)", "git log --oneline -3", "allow"),
+        ("Bash(git log:*)", "git logx", "ask"),
+        ("Bash(npm run test:*)", "npm run test:unit", "allow"),  # the literal colon still works
+        ("Bash(npm run test:*)", "npm run test --watch", "allow"),
+        ("Bash(git:*)", "git status", "allow"),
+    ],
+)
+def test_claude_code_colon_star_is_a_synonym_of_space_star(
+    rule: str, command: str, verdict: str, tmp_path: Path
+) -> None:
+    assert decide("Bash", {"command": command}, {"allow": [rule]}, tmp_path) == verdict
+
+
+@pytest.mark.parametrize(
+    ("rule", "known"),
+    [("bash(ls)", "Bash"), ("Reed(src/**)", "Read"), ("WebFech", "WebFetch"), ("edit", "Edit"), ("Glob2", "Glob")],
+)
+def test_a_misspelled_tool_name_warns_with_the_file_and_the_rule(rule: str, known: str) -> None:
+    parsed = parse_rules({"deny": [rule]}, where="/p/.maia/settings.json: permissions")
+    assert [r.text for r in parsed.ruleset.deny] == [rule]  # kept: it may be a custom tool
+    tool = rule.split("(")[0]
+    assert parsed.warnings == [
+        f'/p/.maia/settings.json: permissions.deny[0]: "{rule}": no tool is named "{tool}"; did you mean "{known}"? '
+        "(the rule is kept, for a custom tool of that name)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "rule", ["Addition", "deploy_prod", "mcp__github__list_issues(x)", "Redirect(out/**)", "Mcp(github)", "Skill", "My"]
+)
+def test_custom_and_known_names_do_not_warn(rule: str) -> None:
+    assert parse_rules({"allow": [rule]}).warnings == []
+
+
+def test_inert_variables_from_settings() -> None:
+    parsed = parse_rules({"inertVariables": ["FOO", "LD_PRELOAD", "path", "BASH_ENV", "X Y", 3, "DEBUG_LEVEL"]}, "s")
+    assert parsed.ruleset.inert == frozenset({"FOO", "DEBUG_LEVEL"})
+    assert parsed.warnings == [
+        "s.inertVariables[1]: LD_PRELOAD can change what a command runs (like PATH, LD_*, BASH_ENV): it is never "
+        "inert; ignored.",
+        "s.inertVariables[2]: path can change what a command runs (like PATH, LD_*, BASH_ENV): it is never inert; "
+        "ignored.",
+        "s.inertVariables[3]: BASH_ENV can change what a command runs (like PATH, LD_*, BASH_ENV): it is never "
+        "inert; ignored.",
+        "s.inertVariables[4]: 'X Y' is not a variable name; ignored.",
+        "s.inertVariables[5]: 3 is not a variable name; ignored.",
+    ]
+    assert parse_rules({"inertVariables": "FOO"}, "s").warnings == [
+        's.inertVariables: expected a list of variable names such as ["FOO"]; ignored.'
+    ]
+
+
+def test_the_built_in_inert_list_holds_no_dangerous_name() -> None:
+    from maia.permissions.programs import DEFAULT_INERT, dangerous_variable
+
+    assert DEFAULT_INERT and not [name for name in DEFAULT_INERT if dangerous_variable(name)]
+    for name in ("PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "IFS", "PS4"):
+        assert dangerous_variable(name), name
+    for name in ("SHELLOPTS", "BASHOPTS", "BASH_CMDS", "BASH_FUNC_x%%", "PROMPT_COMMAND", "GIT_SSH_COMMAND"):
+        assert dangerous_variable(name), name
+    for name in ("PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "npm_config_script_shell", "PAGER", "EDITOR", "HOME"):
+        assert dangerous_variable(name), name
+
+
+def test_known_tools_cover_the_built_in_tools() -> None:
+    from maia.permissions.rules import KNOWN_TOOLS
+    from maia.tools import builtin_tools
+
+    async def no_models() -> list[object]:
+        return []
+
+    names = {t.spec.name for t in builtin_tools(no_models)}  # type: ignore[arg-type]
+    assert names <= KNOWN_TOOLS

@@ -143,7 +143,8 @@ async def test_definition_filters_tools_and_adds_rules(
     assert sorted(t["function"]["name"] for t in first["tools"]) == ["Glob", "Read"]
     assert "PROJECT RULES" in first["messages"][0]["content"]
     assert "denied" in tool_messages(second)[0]  # the inherited deny is not lifted by the agent's allow
-    assert "a.txt" in tool_messages(third)[1]  # Glob: allowed by the inherited rule, no question
+    # Glob: allowed by the inherited rule, no question; the file the inherited Read deny covers is left out
+    assert "[1 matching files left out: a Read deny rule covers them]" in tool_messages(third)[1]
     assert asker.questions == []
     assert any(level == "warn" and '"Nope"' in text for level, text in logs)
 

@@ -114,6 +114,7 @@ def test_trailing_commas_lowercase_file_and_default_name(tmp_path: Path) -> None
     assert tool.spec.input_schema == {
         "type": "object",
         "properties": {"a": {"type": "number", "description": "(default 1)"}},
+        "additionalProperties": False,  # an undeclared parameter is refused
     }
 
 
@@ -204,3 +205,40 @@ async def test_the_addition_example(tmp_path: Path) -> None:
     assert isinstance(tool, CustomTool) and tool.spec.name == "Addition"
     assert await tool.execute({"param1": 2, "param2": 3.5}, ToolContext(cwd=tmp_path)) == "5.5\n"
     assert await tool.execute({}, ToolContext(cwd=tmp_path)) == "0\n"
+
+
+def _addition(tmp_path: Path) -> CustomTool:
+    params = [
+        {"name": "param1", "type": "number", "default": "0"},
+        {"name": "param2", "type": "number", "default": 7},
+    ]
+    with_script(
+        make_tool(tmp_path / ".maia" / "tools", "addition", echo_definition("Addition", params, "t {{param1}}"))
+    )
+    (tool,) = load_custom_tools(tmp_path, tmp_path / "home").tools
+    return tool
+
+
+def test_rules_match_declared_parameters_with_defaults_applied(tmp_path: Path) -> None:
+    from maia.permissions import explain
+
+    tool = _addition(tmp_path)
+    rules = {"allow": ["Addition(7)"]}
+    # param2 is not sent: its default (7) is what runs, and what the rule sees
+    assert explain("Addition", {"param1": 5}, rules, tmp_path, tool=tool).verdict == "allow"
+    assert explain("Addition", {"param1": 5, "param2": 3}, rules, tmp_path, tool=tool).verdict == "ask"
+    assert explain("Addition", {"param1": 5}, {"deny": ["Addition(0)"]}, tmp_path, tool=tool).verdict == "ask"
+    assert explain("Addition", {}, {"deny": ["Addition(0)"]}, tmp_path, tool=tool).verdict == "deny"
+
+
+def test_undeclared_parameters_are_refused(tmp_path: Path) -> None:
+    from maia.permissions import explain
+    from maia.runner import validate_input
+
+    tool = _addition(tmp_path)
+    sneaky = {"param1": 5, "extra": "7"}  # an extra value must not satisfy Addition(7)
+    decision = explain("Addition", sneaky, {"allow": ["Addition(7)"]}, tmp_path, tool=tool)
+    assert decision.verdict == "deny"
+    assert decision.reason == "Addition has no parameter extra: the call is refused"
+    error = validate_input(tool, sneaky)
+    assert error is not None and "extra" in error

@@ -1,0 +1,1677 @@
+"""What programs do with their arguments: the tables behind Bash decisions.
+
+- **wrappers** run another command given as words (``sudo``, ``timeout``, ``env``…): what they run
+  becomes a part of its own, found by reading the wrapper's options as the wrapper does;
+- **shells and interpreters** run text (``sh -c``, ``python -c``, a script on stdin): shell text is
+  read again; other code is *opaque*;
+- **opaque programs** (``gdb``, ``parallel``, ``tmux``, ``source``…) run commands nobody can see;
+- **global options** come before a subcommand (``git -C dir push``): rules match past them;
+- **dangerous options** turn a reader into a writer or an executor (``git log --output``,
+  ``find -exec``, ``sed -i``…): a prefix rule covers them only when it names them;
+- **builtins that evaluate** their arguments (``printf -v``, ``read``, ``declare``…) are never plain.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
+from maia.permissions.parts import DYN, Part
+
+SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
+# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"})
+OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"})
+# where a stdin script is fed from: /dev/stdin and friends
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def program_name(word: str) -> str:
+    """The name a table knows a program by: its base name (``/usr/bin/git`` → ``git``)."""
+    return word.rpartition("/")[2]
+
+
+# --- inert variables -----------------------------------------------------------------------------
+
+DEFAULT_INERT = frozenset(
+    {
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_MESSAGES",
+        "LC_COLLATE",
+        "LC_NUMERIC",
+        "LC_TIME",
+        "LC_MONETARY",
+        "TZ",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "COLUMNS",
+        "LINES",
+        "CI",
+        "NODE_ENV",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+    }
+)
+
+# Variables that change what runs, where a program looks for code or configuration, or how the
+# shell reads text: never inert, whatever the settings say.
+_DANGEROUS_EXACT = frozenset(
+    {
+        "PATH",
+        "ENV",
+        "IFS",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PROMPT_COMMAND",
+        "CDPATH",
+        "GLOBIGNORE",
+        "EXECIGNORE",
+        "FIGNORE",
+        "HISTFILE",
+        "INPUTRC",
+        "HOME",
+        "PWD",
+        "OLDPWD",
+        "SHELL",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "BROWSER",
+        "TMPDIR",
+        "POSIXLY_CORRECT",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "PYTHONUSERBASE",
+        "PYTHONEXECUTABLE",
+        "PYTHONWARNINGS",
+        "PYTHONBREAKPOINT",
+        "PYTHONPLATLIBDIR",
+        "PYTHONPYCACHEPREFIX",
+        "PERLLIB",
+        "GCONV_PATH",
+        "LOCPATH",
+        "NLSPATH",
+        "HOSTALIASES",
+        "MAKEFLAGS",
+        "MAKEFILES",
+        "MFLAGS",
+        "GNUMAKEFLAGS",
+        "GOFLAGS",
+        "GOROOT",
+        "GOPATH",
+        "GOBIN",
+        "GOTOOLCHAIN",
+        "GOENV",
+        "GOPROXY",
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "CC",
+        "CXX",
+        "CPP",
+        "LD",
+        "AR",
+        "CFLAGS",
+        "CXXFLAGS",
+        "CPPFLAGS",
+        "LDFLAGS",
+        "TERMINFO",
+        "TERMINFO_DIRS",
+        "TERMCAP",
+        "KUBECONFIG",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "MAVEN_OPTS",
+    }
+)
+_DANGEROUS_PREFIXES = (
+    "LD_",
+    "DYLD_",
+    "BASH",
+    "GIT_",
+    "XDG_",
+    "LESS",
+    "NPM_",
+    "YARN_",
+    "PNPM_",
+    "BUNDLE_",
+    "GEM_",
+    "CARGO_",
+    "PIP_",
+    "PYTEST_",
+    "PERL5",
+    "RUBY",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "OPENSSL_",
+    "SSL_",
+    "CURL_",
+    "WGET",
+    "DOCKER_",
+    "KUBE",
+    "AWS_",
+    "AZURE_",
+    "GOOGLE_",
+    "CLOUDSDK_",
+    "TF_",
+    "HELM_",
+    "ANSIBLE_",
+    "GRADLE_",
+    "SSH_",
+    "GNUPG",
+    "GPG",
+    "SUDO_",
+    "PKG_CONFIG",
+    "CMAKE_",
+    "CONDA_",
+    "POETRY_",
+    "UV_",
+    "TOX_",
+    "COMPOSER_",
+    "MAIA_",
+    "LITELLM",
+)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def dangerous_variable(name: str) -> bool:
+    """Whether a variable can change what a command runs (never accepted as inert)."""
+    upper = name.upper()
+    return upper in _DANGEROUS_EXACT or upper.startswith(_DANGEROUS_PREFIXES)
+
+
+def valid_variable_name(name: str) -> bool:
+    """Whether ``name`` is a shell variable name."""
+    return bool(_NAME.fullmatch(name))
+
+
+# --- what a program runs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Argv:
+    """A command given as words (``sudo rm x`` runs ``rm x``)."""
+
+    words: tuple[str, ...]
+    assignments: tuple[str, ...] = ()
+    certain: bool = True  # False: one of several readings (options we could not read)
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Shell text the program runs (``sh -c '…'``); ``exact`` when a bash-like shell reads it."""
+
+    text: str
+    exact: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """Something runs that cannot be seen; ``texts`` are read anyway, to look for denied commands."""
+
+    reason: str
+    texts: tuple[str, ...] = ()
+
+
+Inner = Argv | Script | Opaque
+
+
+@dataclass(frozen=True, slots=True)
+class Stdin:
+    """Where a command's standard input comes from: a pipe, a file, or a known text."""
+
+    kind: str = "none"  # none | pipe | file | text
+    text: str = ""  # the text itself (text), or what is known to be written to the pipe
+
+
+NO_STDIN = Stdin()
+
+
+def _argv_or_nothing(rest: Sequence[str], certain: bool = True) -> list[Inner]:
+    return [Argv(tuple(rest), (), certain)] if rest else []
+
+
+def _uncertain(program: str, args: Sequence[str]) -> list[Inner]:
+    """Options we cannot read: each tail that starts with a non-option may be what runs."""
+    found: list[Inner] = [Argv(tuple(tail), (), False) for tail in operand_suffixes(args)]
+    found.append(Opaque(f"{program}: options that cannot be read for sure"))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Wrapper:
+    spec: OptionSpec
+    positional: int = 0  # operands before the command (timeout's duration, chroot's root…)
+    empty: str = "none"  # with no command: "none" (runs nothing) or "shell" (runs a shell on stdin)
+    opaque: bool = False  # what runs is not the program its name says (chroot: another root)
+
+
+_ANY = OptionSpec()
+_WRAPPERS: dict[str, _Wrapper] = {
+    "nohup": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "builtin": _Wrapper(OptionSpec(short_flags="")),
+    "command": _Wrapper(OptionSpec(short_flags="pvV")),
+    "exec": _Wrapper(OptionSpec(short_value="a", short_flags="cl")),
+    "setsid": _Wrapper(OptionSpec(short_flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"}))),
+    "time": _Wrapper(
+        OptionSpec(
+            short_value="fo",
+            short_flags="apqv",
+            long_value=frozenset({"--format", "--output"}),
+            long_flags=frozenset({"--append", "--portability", "--verbose", "--quiet"}),
+        )
+    ),
+    "nice": _Wrapper(
+        OptionSpec(short_value="n", short_flags="", long_value=frozenset({"--adjustment"}), numeric_flags=True)
+    ),
+    "ionice": _Wrapper(
+        OptionSpec(
+            short_value="cnpPu",
+            short_flags="t",
+            long_value=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}),
+            long_flags=frozenset({"--ignore"}),
+        )
+    ),
+    "stdbuf": _Wrapper(
+        OptionSpec(short_value="ioe", short_flags="", long_value=frozenset({"--input", "--output", "--error"}))
+    ),
+    "timeout": _Wrapper(
+        OptionSpec(
+            short_value="sk",
+            short_flags="v",
+            long_value=frozenset({"--signal", "--kill-after"}),
+            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
+        ),
+        positional=1,
+    ),
+    "doas": _Wrapper(OptionSpec(short_value="uC", short_flags="nLs"), empty="shell"),
+    "sudo": _Wrapper(
+        OptionSpec(
+            short_value="ugCDhprtUTR",
+            short_flags="AbEeHiKklnPSsVv",
+            long_value=frozenset(
+                {
+                    "--user",
+                    "--group",
+                    "--close-from",
+                    "--chdir",
+                    "--host",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                }
+            ),
+            long_flags=frozenset(
+                {
+                    "--askpass",
+                    "--background",
+                    "--preserve-env",
+                    "--edit",
+                    "--set-home",
+                    "--login",
+                    "--remove-timestamp",
+                    "--reset-timestamp",
+                    "--list",
+                    "--non-interactive",
+                    "--preserve-groups",
+                    "--stdin",
+                    "--shell",
+                    "--validate",
+                    "--",
+                }
+            ),
+        ),
+        empty="shell",
+    ),
+    "chroot": _Wrapper(OptionSpec(long_value=frozenset({"--userspec", "--groups"})), positional=1, opaque=True),
+    "taskset": _Wrapper(OptionSpec(short_value="", short_flags="acp", long_flags=frozenset({"--cpu-list"})), 1),
+    "chrt": _Wrapper(OptionSpec(short_value="TPD", short_flags="abdfimoprRv"), positional=1),
+    "unbuffer": _Wrapper(OptionSpec(short_flags="p")),
+    "caffeinate": _Wrapper(OptionSpec(short_value="tw", short_flags="dimsu")),
+    "strace": _Wrapper(
+        OptionSpec(
+            short_value="abeEIoOpPsSuUX",
+            short_flags="cCdDfFhiknqrtTvVwxyzZ",
+            long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
+        )
+    ),
+    "ltrace": _Wrapper(
+        OptionSpec(short_value="aAeFlLnopsuwxD", short_flags="bcCfhirStTV", long_value=frozenset({"--output"}))
+    ),
+    "valgrind": _Wrapper(OptionSpec(short_flags="hqv", long_flags=None)),
+    "setarch": _Wrapper(OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell"),
+    "unshare": _Wrapper(
+        OptionSpec(
+            short_value="wRSG",
+            short_flags="muinpUCTfrc",
+            long_value=frozenset({"--wd", "--root", "--setuid", "--setgid", "--propagation", "--setgroups"}),
+            long_flags=None,
+        ),
+        empty="shell",
+    ),
+    "setpriv": _Wrapper(
+        OptionSpec(
+            short_flags="d",
+            long_value=frozenset(
+                {
+                    "--reuid",
+                    "--regid",
+                    "--ruid",
+                    "--euid",
+                    "--rgid",
+                    "--egid",
+                    "--groups",
+                    "--inh-caps",
+                    "--ambient-caps",
+                    "--bounding-set",
+                    "--securebits",
+                    "--pdeathsig",
+                    "--selinux-label",
+                    "--apparmor-profile",
+                    "--landlock-access",
+                    "--landlock-rule",
+                }
+            ),
+            long_flags=frozenset(
+                {"--clear-groups", "--keep-groups", "--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--dump"}
+            ),
+        )
+    ),
+    "prlimit": _Wrapper(OptionSpec(short_value="p", short_optional="cdefilmnqrstvxy", long_value=frozenset({"--pid"}))),
+    "fakeroot": _Wrapper(
+        OptionSpec(short_value="lsib", short_flags="uvh", long_value=frozenset({"--lib", "--faked"})), empty="shell"
+    ),
+    "dbus-run-session": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "busybox": _Wrapper(OptionSpec(short_flags="")),
+    "flock": _Wrapper(
+        OptionSpec(
+            short_value="wEc",
+            short_flags="sxunoFvh",
+            long_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
+            long_flags=None,
+        ),
+        positional=1,
+    ),
+    "pkexec": _Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
+}
+
+# interpreters: the options that give them code to run (opaque), and their option grammar
+_CODE_OPTIONS: dict[str, tuple[OptionSpec, frozenset[str]]] = {
+    "python": (
+        OptionSpec(short_value="cmWXQ", short_flags="bBdEhiIOPqRsSuvVx", stop=frozenset({"-c", "-m"})),
+        frozenset({"-c"}),
+    ),
+    "perl": (
+        OptionSpec(short_value="eEI", short_optional="0lixCdDFMmVWXt", short_flags="acnpsTuUvwhS"),
+        frozenset({"-e", "-E", "-M", "-m", "-d"}),
+    ),
+    "ruby": (OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"})),
+    "node": (
+        OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
+        frozenset({"-e", "-p", "--eval", "--print"}),
+    ),
+    "php": (OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"})),
+    "lua": (OptionSpec(short_value="el"), frozenset({"-e"})),
+    "Rscript": (OptionSpec(short_value="e"), frozenset({"-e"})),
+    "R": (OptionSpec(short_value="e"), frozenset({"-e"})),
+    "osascript": (OptionSpec(short_value="el"), frozenset({"-e"})),
+    "julia": (OptionSpec(short_value="eEL"), frozenset({"-e", "-E", "-L"})),
+    "elixir": (OptionSpec(short_value="er"), frozenset({"-e"})),
+    "expect": (OptionSpec(short_value="cf"), frozenset({"-c"})),
+    "guile": (OptionSpec(short_value="cel"), frozenset({"-c", "-e"})),
+    "psql": (OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})), frozenset()),
+    "mysql": (OptionSpec(short_value="eDhPuS", long_value=frozenset({"--execute"})), frozenset({"-e", "--execute"})),
+}
+_INTERPRETER_ALIASES = {
+    "python2": "python",
+    "python3": "python",
+    "pypy": "python",
+    "pypy3": "python",
+    "nodejs": "node",
+    "bun": "node",
+    "luajit": "lua",
+    "perl5": "perl",
+}
+# always opaque: they run commands in ways that cannot be read from their arguments
+_ALWAYS_OPAQUE = {
+    "gdb": "gdb runs commands of its own (-ex, shell)",
+    "lldb": "lldb runs commands of its own",
+    "parallel": "parallel builds the commands it runs",
+    "tmux": "tmux runs commands in its sessions",
+    "screen": "screen runs commands in its sessions",
+    "byobu": "byobu runs commands in its sessions",
+    "nsenter": "nsenter runs a command inside other namespaces",
+    "systemd-run": "systemd-run runs a command as a service",
+    "source": "source runs a file's commands in this shell",
+    ".": ". runs a file's commands in this shell",
+    "at": "at runs commands read from its input later",
+    "batch": "batch runs commands read from its input later",
+    "crontab": "crontab installs commands to run later",
+    "sqlite3": "sqlite3 can run shell commands (.shell, .system)",
+    "ex": "ex runs editor commands read from its input",
+}
+
+
+_VERSIONED = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
+
+
+def _interpreter_key(name: str) -> str | None:
+    base = _INTERPRETER_ALIASES.get(name, name)
+    if base in _CODE_OPTIONS:
+        return base
+    if name[:1] not in "pnlr":
+        return None
+    match = _VERSIONED.fullmatch(name)
+    return match.group(1).replace("pypy", "python") if match else None
+
+
+def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]:
+    """What a command runs besides itself: argv, shell text, or something opaque."""
+    if not words or DYN in words[0]:
+        return []
+    name = program_name(words[0])
+    if name not in _RUNNERS and _interpreter_key(name) is None:
+        return []
+    args = list(words[1:])
+    if name in SHELLS or name in OTHER_SHELLS:
+        return _shell(name, args, stdin)
+    if name in _ALWAYS_OPAQUE:
+        texts = (stdin.text,) if stdin.kind == "text" else ()
+        return [Opaque(_ALWAYS_OPAQUE[name], texts), *[Argv(tuple(t), (), False) for t in operand_suffixes(args)]]
+    interpreter = _interpreter_key(name)
+    if interpreter is not None:
+        return _interpreter(interpreter, args, stdin)
+    if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+        return _awk(args, stdin)
+    handler = _SPECIAL.get(name)
+    if handler is not None:
+        return handler(args, stdin)
+    wrapper = _WRAPPERS.get(name)
+    if wrapper is None:
+        return []
+    return _wrapped(name, wrapper, args)
+
+
+def _runners() -> frozenset[str]:
+    """Every program name inner_commands has something to say about (interpreters aside)."""
+    awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS})
+
+
+def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
+    scan = scan_options(args, wrapper.spec)
+    if not scan.certain:
+        return _uncertain(name, args)
+    rest = scan.rest[wrapper.positional :]
+    if not rest:
+        if wrapper.empty == "shell":
+            return [Opaque(f"{name} without a command runs a shell")]
+        return []
+    found: list[Inner] = [Argv(tuple(rest))]
+    if wrapper.opaque:
+        found.append(Opaque(f"{name} runs {rest[0]} from another root folder"))
+    return found
+
+
+def _shell(name: str, args: list[str], stdin: Stdin) -> list[Inner]:
+    exact = name in SHELLS
+    # +o / +O are options too
+    spec = OptionSpec(short_value="oO", long_value=frozenset({"--rcfile", "--init-file"}))
+    scan = scan_options(["-" + a[1:] if a.startswith("+") and len(a) > 1 else a for a in args], spec)
+    names = option_names(scan)
+    rest = scan.rest
+    if "-c" in names:
+        if not rest:
+            return [Opaque(f"{name} -c without a command")]
+        return [Script(rest[0], exact)]
+    if rest and rest[0] not in _STDIN_FILES and "-s" not in names:
+        return []  # runs a script file: the part itself names it
+    texts = (stdin.text,) if stdin.kind == "text" else ()
+    return [Opaque(f"{name} runs commands read from its input", texts)]
+
+
+def _interpreter(key: str, args: list[str], stdin: Stdin) -> list[Inner]:
+    spec, code_options = _CODE_OPTIONS[key]
+    scan = scan_options(args, spec)
+    names = option_names(scan)
+    if key == "psql":
+        return [Opaque("psql runs SQL that can run shell commands (\\!)")]
+    code = names & code_options
+    if code:
+        return [Opaque(f"{key} {sorted(code)[0]} runs code given on the command line")]
+    if "-m" in names and key == "python":
+        return []  # python -m module: the part names the module
+    rest = scan.rest
+    if not rest or rest[0] in _STDIN_FILES:
+        texts = (stdin.text,) if stdin.kind == "text" else ()
+        return [Opaque(f"{key} runs code read from its input", texts)]
+    return []
+
+
+def _awk(args: list[str], stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"})))
+    for option, value in scan.options:
+        if option in ("-f", "--file", "-E") and (value in _STDIN_FILES or value is None):
+            return [Opaque("awk runs a program read from its input")]
+    return []
+
+
+def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
+    assignments: list[str] = []
+    i = 0
+    certain = True
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
+            i += 2
+        elif arg.startswith("-S") or arg.startswith("--split-string"):
+            if arg.startswith("--split-string="):
+                text = arg.split("=", 1)[1]
+                tail = args[i + 1 :]
+            elif arg in ("-S", "--split-string"):
+                text = args[i + 1] if i + 1 < len(args) else ""
+                tail = args[i + 2 :]
+            else:
+                text = arg[2:]
+                tail = args[i + 1 :]
+            # env's own splitting is not the shell's: read for deny, never allowed
+            return [Script(" ".join([text, *tail]), exact=False), Opaque("env -S splits its text its own way")]
+        elif arg == "--":
+            i += 1
+            break
+        elif arg.startswith("-") and arg != "-":
+            if re.fullmatch(r"-[iv0]+|--ignore-environment|--null|--debug|--help|--version", arg) is None:
+                if re.fullmatch(r"-[iv0]*[uCPS].*", arg):
+                    # a cluster ending with a value letter: -iu NAME, -iS'…'
+                    letter_at = next(k for k, c in enumerate(arg) if c in "uCPS")
+                    if arg[letter_at] == "S":
+                        text = arg[letter_at + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+                        return [Script(text, exact=False), Opaque("env -S splits its text its own way")]
+                    i += 1 if letter_at + 1 < len(arg) else 2
+                    continue
+                certain = False
+            i += 1
+        elif "=" in arg and not arg.startswith("="):
+            assignments.append(arg)
+            i += 1
+        else:
+            break
+    rest = args[i:]
+    if not certain:
+        return _uncertain("env", args)
+    return [Argv(tuple(rest), tuple(assignments))] if rest else []
+
+
+_XARGS_SPEC = OptionSpec(
+    short_value="adEILnPs",
+    short_optional="iel",
+    short_flags="0prtx",
+    long_value=frozenset(
+        {
+            "--arg-file",
+            "--delimiter",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        }
+    ),
+    long_flags=frozenset(
+        {"--null", "--no-run-if-empty", "--interactive", "--verbose", "--exit", "--show-limits", "--open-tty"}
+    ),
+)
+
+
+def _xargs(args: list[str], _stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _XARGS_SPEC)
+    if not scan.certain:
+        return _uncertain("xargs", args)
+    replace: str | None = None
+    for option, value in scan.options:
+        if option in ("-I",) and value:
+            replace = value
+        elif option in ("-i", "--replace"):
+            replace = value or "{}"
+        elif option.startswith("--replace="):
+            replace = option.split("=", 1)[1]
+    rest = scan.rest or ["echo"]
+    if replace:
+        # every occurrence of the replace string becomes an input line: unknown text
+        return [Argv(tuple(w.replace(replace, DYN) for w in rest))]
+    # the input lines become further arguments: only a pattern ending in * can cover them
+    return [Argv((*rest, DYN))]
+
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _find(args: list[str], _stdin: Stdin) -> list[Inner]:
+    found: list[Inner] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _FIND_EXEC:
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            command = tuple(DYN if w == "{}" else w.replace("{}", DYN) for w in args[i + 1 : j])
+            if j >= len(args):
+                found.extend([Argv(command)] if command else [])
+                found.append(Opaque(f"find {args[i]} without its closing ; or +"))
+                return found
+            if command:
+                found.append(Argv(command))
+            i = j + 1
+            continue
+        i += 1
+    return found
+
+
+def _fd(args: list[str], _stdin: Stdin) -> list[Inner]:
+    for i, arg in enumerate(args):
+        if arg in ("-x", "--exec", "-X", "--exec-batch"):
+            rest = [a for a in args[i + 1 :]]
+            end = rest.index(";") if ";" in rest else len(rest)
+            return [Argv((*rest[:end], DYN))] if rest[:end] else []
+    return []
+
+
+def _watch(args: list[str], _stdin: Stdin) -> list[Inner]:
+    spec = OptionSpec(
+        short_value="nq",
+        short_optional="d",
+        short_flags="bcegtpwxhvr",
+        long_value=frozenset({"--interval", "--equexit"}),
+        long_flags=None,
+    )
+    scan = scan_options(args, spec)
+    if not scan.certain:
+        return _uncertain("watch", args)
+    rest = scan.rest
+    if not rest:
+        return []
+    if option_names(scan) & {"-x", "--exec"}:
+        return [Argv(tuple(rest))]
+    return [Script(" ".join(rest))]  # watch runs its words with sh -c
+
+
+def _su(name: str) -> Callable[[list[str], Stdin], list[Inner]]:
+    def inner(args: list[str], stdin: Stdin) -> list[Inner]:
+        spec = OptionSpec(
+            short_value="cCgGsuPw" if name == "runuser" else "cCgGsw",
+            short_flags="flmpPhV",
+            long_value=frozenset(
+                {
+                    "--command",
+                    "--session-command",
+                    "--group",
+                    "--supp-group",
+                    "--shell",
+                    "--user",
+                    "--whitelist-environment",
+                }
+            ),
+            long_flags=None,
+        )
+        scan = scan_options(args, spec)
+        options = dict(scan.options)
+        if "-s" in options or "--shell" in options:
+            return [Opaque(f"{name} runs the shell it is given")]
+        for key in ("-c", "--command", "-C", "--session-command"):
+            if options.get(key):
+                return [Script(str(options[key]), exact=False)]
+        if name == "runuser" and ("-u" in options or "--user" in options):
+            return _argv_or_nothing(scan.rest, scan.certain)
+        return [Opaque(f"{name} without -c runs a login shell")]
+
+    return inner
+
+
+def _sg(args: list[str], _stdin: Stdin) -> list[Inner]:
+    rest = [a for a in args[1:] if a != "-c"]
+    return [Script(" ".join(rest))] if rest else [Opaque("sg without a command runs a shell")]
+
+
+def _script(args: list[str], _stdin: Stdin) -> list[Inner]:
+    spec = OptionSpec(short_value="cEIOBTt", short_flags="aefqmh", long_value=frozenset({"--command"}), long_flags=None)
+    scan = scan_options(args, spec, stop_at_operand=False)
+    for option, value in scan.options:
+        if option in ("-c", "--command") and value:
+            return [Script(value, exact=False)]
+    return [Opaque("script without -c runs an interactive shell")]
+
+
+def _ssh(args: list[str], _stdin: Stdin) -> list[Inner]:
+    spec = OptionSpec(short_value="BbcDEeFIiJLlmOoPpQRSWw", short_flags="46AaCfGgKkMNnqsTtVvXxYy")
+    scan = scan_options(args, spec)
+    for option, value in scan.options:
+        if option == "-F":
+            return [Opaque("ssh -F reads a configuration that can run local commands")]
+        if (
+            option == "-o"
+            and value
+            and re.match(
+                r"\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b", value, re.IGNORECASE
+            )
+        ):
+            return [Opaque("ssh -o {} runs a local command".format(value.split("=")[0].strip()))]
+    return []
+
+
+def _sudo(args: list[str], stdin: Stdin) -> list[Inner]:
+    wrapper = _WRAPPERS["sudo"]
+    scan = scan_options(args, wrapper.spec)
+    if not scan.certain:
+        return _uncertain("sudo", args)
+    names = option_names(scan)
+    if names & {"-e", "--edit"}:
+        return [Opaque("sudo -e edits files as another user")]
+    if names & {"-s", "-i", "--shell", "--login"}:
+        if scan.rest:
+            return [Script(" ".join(scan.rest), exact=False)]
+        return [Opaque("sudo -s runs a shell")]
+    if names & {"-l", "--list", "-v", "--validate", "-k", "-K"} and not scan.rest:
+        return []
+    if not scan.rest:
+        return []
+    return [Argv(tuple(scan.rest))]
+
+
+def _doas(args: list[str], stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _WRAPPERS["doas"].spec)
+    if not scan.certain:
+        return _uncertain("doas", args)
+    if "-s" in option_names(scan) or not scan.rest:
+        return [Opaque("doas -s runs a shell")]
+    return [Argv(tuple(scan.rest))]
+
+
+def _flock(args: list[str], _stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _WRAPPERS["flock"].spec)
+    for option, value in scan.options:
+        if option in ("-c", "--command") and value is not None:
+            return [Script(value)]
+    if not scan.certain:
+        return _uncertain("flock", args)
+    rest = scan.rest[1:]
+    return [Argv(tuple(rest))] if rest else []
+
+
+def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _WRAPPERS["command"].spec)
+    if not scan.certain:
+        return _uncertain("command", args)
+    return _argv_or_nothing(scan.rest)
+
+
+_SPECIAL_NAMES = frozenset(
+    {"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"}
+) | {"flock", "command", "eval"}
+_SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
+    "env": _env,
+    "xargs": _xargs,
+    "find": _find,
+    "fd": _fd,
+    "fdfind": _fd,
+    "watch": _watch,
+    "su": _su("su"),
+    "runuser": _su("runuser"),
+    "sg": _sg,
+    "script": _script,
+    "ssh": _ssh,
+    "sudo": _sudo,
+    "doas": _doas,
+    "flock": _flock,
+    "command": _command,
+    "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
+}
+
+
+_RUNNERS = _runners()
+assert set(_SPECIAL) == _SPECIAL_NAMES
+
+# --- global options: finding the subcommand --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Globals:
+    spec: OptionSpec
+    harmless: frozenset[str]  # options that may be skipped for an allow (the others must be named)
+    folder_options: frozenset[str] = frozenset()  # options naming the folder the program works in
+
+
+_GIT_GLOBALS = _Globals(
+    OptionSpec(
+        short_value="Cc",
+        short_flags="pPvh",
+        long_value=frozenset(
+            {
+                "--git-dir",
+                "--work-tree",
+                "--namespace",
+                "--super-prefix",
+                "--config-env",
+                "--list-cmds",
+                "--attr-source",
+            }
+        ),
+        long_flags=frozenset(
+            {
+                "--no-pager",
+                "--paginate",
+                "--bare",
+                "--no-replace-objects",
+                "--literal-pathspecs",
+                "--glob-pathspecs",
+                "--noglob-pathspecs",
+                "--icase-pathspecs",
+                "--no-optional-locks",
+                "--no-advice",
+                "--html-path",
+                "--man-path",
+                "--info-path",
+                "--version",
+                "--help",
+                "--exec-path",
+            }
+        ),
+    ),
+    harmless=frozenset(
+        {
+            "-C",
+            "--no-pager",
+            "-P",
+            "-p",
+            "--paginate",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--namespace",
+        }
+    ),
+    folder_options=frozenset({"-C"}),
+)
+_GLOBALS: dict[str, _Globals] = {
+    "git": _GIT_GLOBALS,
+    "kubectl": _Globals(
+        OptionSpec(
+            short_value="nsv",
+            short_flags="",
+            long_value=frozenset(
+                {
+                    "--namespace",
+                    "--context",
+                    "--kubeconfig",
+                    "--cluster",
+                    "--user",
+                    "--server",
+                    "--token",
+                    "--as",
+                    "--as-group",
+                    "--as-uid",
+                    "--request-timeout",
+                    "--certificate-authority",
+                    "--client-certificate",
+                    "--client-key",
+                    "--tls-server-name",
+                    "--cache-dir",
+                    "--v",
+                    "--log-file",
+                    "--profile",
+                    "--profile-output",
+                }
+            ),
+            long_flags=frozenset(
+                {
+                    "--insecure-skip-tls-verify",
+                    "--match-server-version",
+                    "--warnings-as-errors",
+                    "--disable-compression",
+                }
+            ),
+        ),
+        harmless=frozenset(
+            {
+                "-n",
+                "--namespace",
+                "--context",
+                "--cluster",
+                "--user",
+                "--request-timeout",
+                "-v",
+                "--v",
+                "--match-server-version",
+                "--warnings-as-errors",
+                "--disable-compression",
+            }
+        ),
+    ),
+    "helm": _Globals(
+        OptionSpec(
+            short_value="n",
+            long_value=frozenset({"--namespace", "--kube-context", "--kubeconfig", "--registry-config"}),
+            long_flags=frozenset({"--debug"}),
+        ),
+        harmless=frozenset({"-n", "--namespace", "--kube-context", "--debug"}),
+    ),
+    "terraform": _Globals(
+        OptionSpec(short_flags="", long_flags=frozenset(), single_dash_long=frozenset({"-chdir"})),
+        harmless=frozenset({"-chdir"}),
+        folder_options=frozenset({"-chdir"}),
+    ),
+    "npm": _Globals(
+        OptionSpec(
+            short_value="wC",
+            short_flags="gsqd",
+            long_value=frozenset(
+                {"--registry", "--prefix", "--userconfig", "--globalconfig", "--cache", "--loglevel", "--workspace"}
+            ),
+            long_flags=frozenset({"--global", "--silent", "--quiet", "--workspaces", "--offline", "--no-color"}),
+        ),
+        harmless=frozenset(
+            {"--registry", "--loglevel", "-w", "--workspace", "-s", "-q", "-d", "--silent", "--quiet", "--workspaces"}
+        ),
+        folder_options=frozenset({"--prefix", "-C"}),
+    ),
+    "docker": _Globals(
+        OptionSpec(
+            short_value="Hcl",
+            short_flags="Dv",
+            long_value=frozenset(
+                {"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}
+            ),
+            long_flags=frozenset({"--debug", "--tls", "--tlsverify"}),
+        ),
+        harmless=frozenset({"-D", "--debug", "-l", "--log-level", "-H", "--host", "-c", "--context"}),
+    ),
+    "cargo": _Globals(
+        OptionSpec(
+            short_value="CZ",
+            short_flags="vq",
+            long_value=frozenset({"--config", "--color"}),
+            long_flags=frozenset({"--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+        ),
+        harmless=frozenset({"-v", "-q", "--color", "--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+        folder_options=frozenset({"-C"}),
+    ),
+    "aws": _Globals(
+        OptionSpec(
+            long_value=frozenset(
+                {
+                    "--profile",
+                    "--region",
+                    "--output",
+                    "--endpoint-url",
+                    "--query",
+                    "--color",
+                    "--ca-bundle",
+                    "--cli-read-timeout",
+                    "--cli-connect-timeout",
+                }
+            ),
+            long_flags=frozenset({"--debug", "--no-paginate", "--no-verify-ssl", "--no-sign-request"}),
+        ),
+        harmless=frozenset({"--profile", "--region", "--output", "--query", "--color", "--debug", "--no-paginate"}),
+    ),
+}
+_GLOBALS["podman"] = _GLOBALS["docker"]
+_GLOBALS["pnpm"] = _GLOBALS["npm"]
+_GLOBALS["yarn"] = _GLOBALS["npm"]
+
+
+def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | None = None) -> list[tuple[str, ...]]:
+    """The command with its global options left out (``git -C x push`` → ``git push``).
+
+    For deny/ask every reading counts (an unknown option may or may not take a value); for allow
+    only a certain reading whose skipped options are all harmless (``-C`` inside the launch folder).
+    """
+    if len(words) < 2 or not words[1].startswith("-"):
+        return []
+    name = program_name(words[0])
+    table = _GLOBALS.get(name)
+    args = list(words[1:])
+    found: list[tuple[str, ...]] = []
+    if table is not None:
+        scan = scan_options(args, table.spec)
+        if scan.rest and scan.rest != args:
+            harmless = scan.certain and all(
+                option in table.harmless
+                and (option not in table.folder_options or (launch is not None and inside(value, launch)))
+                for option, value in scan.options
+            )
+            if harmless or not for_allow:
+                found.append((words[0], *scan.rest))
+    if for_allow:
+        return found
+    # deny/ask: every tail that could be the subcommand after options of unknown arity
+    starts: set[int] = set()
+    pending = [0]
+    seen: set[int] = set()
+    while pending:
+        k = pending.pop()
+        if k in seen or k >= len(args):
+            continue
+        seen.add(k)
+        word = args[k]
+        if word.startswith("-") and word != "-" and word != "--":
+            pending.append(k + 1)
+            if "=" not in word:
+                pending.append(k + 2)
+        elif word == "--":
+            starts.add(k + 1)
+        else:
+            starts.add(k)
+    for k in sorted(starts):
+        if len(found) >= 12:
+            break
+        if 0 < k < len(args):
+            form = (words[0], *args[k:])
+            if form not in found:
+                found.append(form)
+    return found
+
+
+def inside(value: str | None, launch: Path) -> bool:
+    """Whether a folder given to ``-C`` (relative or absolute) stays inside the launch folder."""
+    if not value or DYN in value:
+        return False
+    from maia.paths import resolve_user_path
+
+    path = resolve_user_path(value, launch)
+    for candidate, base in (
+        (str(path), os.path.normpath(str(launch))),
+        (os.path.realpath(path), os.path.realpath(launch)),
+    ):
+        if candidate != base and not candidate.startswith(base.rstrip("/") + "/"):
+            return False
+    return True
+
+
+# --- dangerous options ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Danger:
+    """An option (or text) that makes a reader write or run something; ``token`` is what a rule must name."""
+
+    token: str
+    why: str
+    nameable: bool = True  # False: no rule can name it (an argument only known when the command runs)
+
+
+def _long_dangers(args: Sequence[str], names: frozenset[str], why: str) -> list[Danger]:
+    found = []
+    for arg in args:
+        if arg == "--":
+            break
+        head = arg.split("=", 1)[0]
+        if head in names:
+            found.append(Danger(head, why))
+    return found
+
+
+def _short_dangers(args: Sequence[str], letters: str, value_letters: str, why: str) -> list[Danger]:
+    """Dangerous letters in short-option clusters; a value letter ends its cluster (``-e ssh``)."""
+    found = []
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg == "--":
+            break
+        if not arg.startswith("-") or arg.startswith("--") or len(arg) < 2:
+            continue
+        for j, letter in enumerate(arg[1:], start=1):
+            if letter in letters:
+                found.append(Danger("-" + letter, why))
+            if letter in value_letters:
+                skip_next = j == len(arg) - 1
+                break
+    return found
+
+
+_GIT_LONG = frozenset(
+    {
+        "--output",
+        "--ext-diff",
+        "--textconv",
+        "--upload-pack",
+        "--receive-pack",
+        "--exec",
+        "--open-files-in-pager",
+        "--extcmd",
+        "--tool",
+        "--config",
+        "--template",
+        "--separate-git-dir",
+        "--exec-path",
+    }
+)
+_GIT_SHORT = {"grep": "O", "difftool": "xt", "mergetool": "t", "rebase": "x", "clone": "uc", "ls-remote": "u"}
+_GIT_RUNNERS = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "submodule", "bisect"})
+
+
+def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    scan = scan_options(args, _GIT_GLOBALS.spec)
+    found: list[Danger] = []
+    for option, value in scan.options:
+        if option in ("-c", "--config-env"):
+            found.append(Danger(option, "git -c sets configuration, which can run commands (core.*, alias.*)"))
+        elif option in ("--git-dir", "--work-tree", "--exec-path") or (option == "--exec-path" and value):
+            found.append(Danger(option, f"git {option} points git at another repository or program"))
+        elif option == "-C" and (launch is None or not inside(value, launch)):
+            found.append(Danger("-C", "git -C outside the launch folder runs with that repository's configuration"))
+    if not scan.certain:
+        found.append(Danger("git", "git options that cannot be read for sure"))
+    rest = scan.rest
+    sub = rest[0] if rest else ""
+    tail = rest[1:]
+    found.extend(_long_dangers(tail, _GIT_LONG, f"git {sub} with this option writes files or runs commands"))
+    letters = _GIT_SHORT.get(sub, "")
+    if letters:
+        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option runs commands"))
+    if sub in _GIT_RUNNERS:
+        found.append(Danger(sub, f"git {sub} can run commands"))
+    return found
+
+
+def _find_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    bad = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+    return [Danger(w, f"find {w} runs commands, deletes or writes files") for w in words[1:] if w in bad]
+
+
+_SED_SPEC = OptionSpec(
+    short_value="efl",
+    short_optional="i",
+    long_value=frozenset({"--expression", "--file", "--line-length"}),
+    long_flags=None,
+)
+
+
+def _sed(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    scan = scan_options(list(words[1:]), _SED_SPEC, stop_at_operand=False)
+    found: list[Danger] = []
+    scripts: list[str] = []
+    for option, value in scan.options:
+        if option in ("-i", "--in-place") or option.startswith("--in-place"):
+            found.append(Danger("-i", "sed -i rewrites files"))
+        elif option in ("-f", "--file"):
+            found.append(Danger(option, "sed -f runs a script file that can write files or run commands"))
+        elif option in ("-e", "--expression") and value is not None:
+            scripts.append(value)
+    operands = scan.rest
+    if not scripts and operands:
+        scripts.append(operands[0])
+    for script in scripts:
+        if DYN in script or _sed_runs_or_writes(script):
+            found.append(Danger(script, "this sed script runs commands or writes files (e, w)"))
+    return found
+
+
+def _sed_runs_or_writes(script: str) -> bool:
+    """Whether a sed script may use ``e``/``w``/``W`` (commands or ``s`` flags); unknown syntax counts."""
+    i = 0
+    n = len(script)
+    while i < n:
+        ch = script[i]
+        if ch in " \t\n;{}!":
+            i += 1
+            continue
+        # addresses: numbers, $, /re/, \cREc, first~step, commas
+        if ch.isdigit() or ch in "$,~+":
+            i += 1
+            continue
+        if ch == "/" or (ch == "\\" and i + 1 < n):
+            delim = "/" if ch == "/" else script[i + 1]
+            i += 1 if ch == "/" else 2
+            while i < n and script[i] != delim:
+                i += 2 if script[i] == "\\" else 1
+            i += 1
+            while i < n and script[i] in "IM":
+                i += 1
+            continue
+        if ch in "ewW":
+            return True
+        if ch == "s" or ch == "y":
+            if i + 1 >= n:
+                return True
+            delim = script[i + 1]
+            i += 2
+            for _section in range(2):
+                while i < n and script[i] != delim:
+                    i += 2 if script[i] == "\\" else 1
+                i += 1
+            if ch == "s":
+                while i < n and script[i] not in ";\n}":
+                    if script[i] in "ewW":
+                        return True
+                    i += 1
+            continue
+        if ch in "aicrRbtTv:#":  # text, file names and labels run to the end of the line
+            end = script.find("\n", i)
+            if ch in "btTv:" and ";" in script[i : end if end != -1 else n]:
+                end = script.find(";", i)
+            i = n if end == -1 else end + 1
+            continue
+        if ch in "pdqQnNPDhHgGxlz=F":
+            i += 1
+            while i < n and script[i].isdigit():
+                i += 1
+            continue
+        return True  # anything else: not proved harmless
+    return False
+
+
+def _sort(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    found = _long_dangers(args, frozenset({"--output", "--compress-program"}), "sort writes a file or runs a program")
+    found += _short_dangers(args, "o", "kotTS", "sort -o writes a file")
+    return found
+
+
+_TAR_LONG = frozenset(
+    {
+        "--to-command",
+        "--checkpoint-action",
+        "--use-compress-program",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    }
+)
+
+
+def _tar(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    if args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
+    found = _long_dangers(args, _TAR_LONG, "tar runs a program with this option")
+    found += _short_dangers(args, "IF", "fbCgKLNTVXH", "tar runs a program with this option")
+    return found
+
+
+def _rg(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(words[1:], frozenset({"--pre", "--hostname-bin"}), "rg runs a program with this option")
+
+
+def _rsync(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    found = _long_dangers(
+        args, frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}), "rsync runs a program"
+    )
+    found += _short_dangers(args, "e", "efBTM", "rsync -e runs a program")
+    return found
+
+
+def _zip(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    found = [Danger(w, "zip -TT runs a program") for w in words[1:] if w == "-TT" or w.startswith("-TT")]
+    return found + _long_dangers(words[1:], frozenset({"--unzip-command"}), "zip runs a program")
+
+
+def _pager(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    found = [Danger(w, "a + command runs pager commands (! runs a shell)") for w in args if w.startswith("+")]
+    found += _long_dangers(
+        args,
+        frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
+        "less writes a file or reads key bindings that run commands",
+    )
+    found += _short_dangers(args, "oOk", "oOkbhjpPtTxyz#", "less writes a file or reads key bindings")
+    return found
+
+
+def _vim(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    found = [Danger(w, "a + command runs editor commands (! runs a shell)") for w in args if w.startswith("+")]
+    found += _long_dangers(args, frozenset({"--cmd", "--startuptime"}), "vim runs commands or writes a file")
+    found += _short_dangers(args, "cSsuUwWeE", "cSsuUwWTirtq", "vim runs commands or writes files with this option")
+    return found
+
+
+def _make(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    args = list(words[1:])
+    found = _long_dangers(args, frozenset({"--eval"}), "make --eval adds rules that run commands")
+    found += _short_dangers(args, "E", "CfIoWE", "make -E adds rules that run commands")
+    scan = scan_options(
+        args,
+        OptionSpec(
+            short_value="CfIoWE", short_optional="jlO", long_value=frozenset({"--file", "--makefile", "--directory"})
+        ),
+        stop_at_operand=False,
+    )
+    for option, value in scan.options:
+        if option in ("-f", "--file", "--makefile") and (value in _STDIN_FILES or value is None):
+            found.append(Danger(option, "make -f - reads its rules from its input"))
+    for operand in scan.rest:
+        if re.match(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=", operand):
+            found.append(Danger(operand.split("=")[0].rstrip(":+?! "), "a make variable set on the command line"))
+    return found
+
+
+def _awk_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    scan = scan_options(
+        list(words[1:]), OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"}))
+    )
+    found: list[Danger] = []
+    programs: list[str] = []
+    for option, value in scan.options:
+        if option in ("-f", "--file", "-E", "-i", "--include", "-l", "--load"):
+            found.append(Danger(option, "awk runs a program file or loads an extension"))
+        elif option in ("-e", "--source") and value is not None:
+            programs.append(value)
+    if not programs and not found and scan.rest:
+        programs.append(scan.rest[0])
+    for program in programs:
+        if DYN in program or re.search(r"system|getline|[|>]|@load|@include|ENVIRON", program):
+            found.append(Danger(program, "this awk program runs commands or writes files"))
+    return found
+
+
+def _go(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(
+        [w.replace("--", "-", 1) if w.startswith("--") else w for w in words[2:]],
+        frozenset({"-exec", "-toolexec", "-overlay"}),
+        "go runs a program with this option",
+    )
+
+
+def _npm(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(
+        words[1:],
+        frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
+        "npm runs another program or reads a configuration that does",
+    )
+
+
+def _docker(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(words[1:], frozenset({"--config"}), "docker --config runs credential helpers")
+
+
+def _kube(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(
+        words[1:], frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+    )
+
+
+def _cargo(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    return _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
+
+
+def _terraform(words: Sequence[str], launch: Path | None) -> list[Danger]:
+    for word in words[1:]:
+        if word.startswith("-chdir="):
+            if launch is None or not inside(word.split("=", 1)[1], launch):
+                return [Danger("-chdir", "terraform -chdir outside the launch folder")]
+        elif not word.startswith("-"):
+            break
+    return []
+
+
+def _time(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    found = _long_dangers(words[1:], frozenset({"--output"}), "time -o writes a file")
+    return found + _short_dangers(words[1:2], "o", "fo", "time -o writes a file")
+
+
+def _strace(words: Sequence[str], _launch: Path | None) -> list[Danger]:
+    found = _long_dangers(words[1:], frozenset({"--output", "--env"}), "strace writes a file or sets the environment")
+    return found + _short_dangers(words[1:], "oE", "abeEIoOpPsSuUX", "strace writes a file or sets the environment")
+
+
+_DANGERS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
+    "git": _git,
+    "find": _find_dangers,
+    "sed": _sed,
+    "gsed": _sed,
+    "sort": _sort,
+    "tar": _tar,
+    "gtar": _tar,
+    "bsdtar": _tar,
+    "rg": _rg,
+    "rsync": _rsync,
+    "zip": _zip,
+    "less": _pager,
+    "more": _pager,
+    "most": _pager,
+    "vim": _vim,
+    "vi": _vim,
+    "nvim": _vim,
+    "view": _vim,
+    "vimdiff": _vim,
+    "gvim": _vim,
+    "make": _make,
+    "gmake": _make,
+    "awk": _awk_dangers,
+    "gawk": _awk_dangers,
+    "mawk": _awk_dangers,
+    "nawk": _awk_dangers,
+    "go": _go,
+    "npm": _npm,
+    "pnpm": _npm,
+    "yarn": _npm,
+    "docker": _docker,
+    "podman": _docker,
+    "kubectl": _kube,
+    "helm": _kube,
+    "cargo": _cargo,
+    "terraform": _terraform,
+    "time": _time,
+    "strace": _strace,
+}
+
+# run their project's code: in a folder nobody checked, they run anything (git's hooks and config too)
+FOLDER_SENSITIVE = frozenset(
+    {
+        "git",
+        "make",
+        "gmake",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "go",
+        "mvn",
+        "gradle",
+        "gradlew",
+        "pytest",
+        "tox",
+        "nox",
+        "just",
+        "rake",
+        "bundle",
+        "poetry",
+        "uv",
+        "pip",
+        "pip3",
+        "composer",
+        "mix",
+        "dotnet",
+        "terraform",
+        "direnv",
+    }
+)
+
+
+def dangers(part: Part, launch: Path | None) -> list[Danger]:
+    """What in a part makes a prefix rule insufficient: dangerous options, unknown arguments, a folder
+    nobody checked."""
+    if not part.words:
+        return []
+    name = program_name(part.program)
+    check = _DANGERS.get(name)
+    found: list[Danger] = []
+    if check is not None:
+        found.extend(check(part.words, launch))
+        for index, word in enumerate(part.words[1:], start=1):
+            if DYN in word:
+                found.append(
+                    Danger(DYN, f"an argument of {name} is only known when it runs (it could be an option)", False)
+                )
+                break
+            if index in part.open_words:
+                found.append(Danger(word, f"{word} may expand to file names that {name} reads as options", False))
+                break
+    if part.folder_moved and name in FOLDER_SENSITIVE:
+        found.append(
+            Danger(name, f"{name} runs in a folder outside the launch folder (it reads its configuration there)", False)
+        )
+    return found
+
+
+def names_option(rule_words: Sequence[str], danger: Danger) -> bool:
+    """Whether a rule's words name a danger (``Bash(sed -i *)`` names ``-i``)."""
+    token = danger.token
+    if not danger.nameable or DYN in token:
+        return False
+    for word in rule_words:
+        if word == token:
+            return True
+        head = word.split("=", 1)[0]
+        if head == token and token.startswith("-"):
+            return True
+        if (
+            len(token) == 2
+            and token.startswith("-")
+            and word.startswith("-")
+            and not word.startswith("--")
+            and token[1] in word[1:]
+        ):
+            return True
+    return False
+
+
+# --- builtins and what changes the folder or the links -------------------------------------------
+
+# builtins that evaluate their arguments as code or assign variables by name (array subscripts are
+# evaluated: read 'a[$(cmd)]' runs cmd), or change how later commands are read
+_EVAL_LIKE = frozenset(
+    {
+        "let",
+        "declare",
+        "typeset",
+        "local",
+        "export",
+        "readonly",
+        "unset",
+        "read",
+        "mapfile",
+        "readarray",
+        "getopts",
+        "eval",
+        "trap",
+        "alias",
+        "unalias",
+        "enable",
+        "hash",
+        "shopt",
+        "fc",
+        "history",
+        "bind",
+        "complete",
+        "compgen",
+        "compopt",
+        "caller",
+        "coproc",
+        "function",
+        "select",
+        "source",
+        ".",
+    }
+)
+_BUILTINS_TO_CHECK = _EVAL_LIKE | {"printf", "test", "[", "set", "wait"}
+_SAFE_SET = re.compile(r"[-+][euxvoEhTB]+|pipefail|errexit|nounset|xtrace|verbose|errtrace|noclobber")
+
+
+def not_plain_builtin(words: Sequence[str]) -> str | None:
+    """Why a builtin's use is not plain (it evaluates or reconfigures), or None."""
+    if not words or words[0] not in _BUILTINS_TO_CHECK:
+        return None
+    name = words[0]
+    if name in _EVAL_LIKE:
+        return f"{name} evaluates its arguments or changes how later commands run"
+    if name == "printf" and len(words) > 1 and words[1].startswith("-v"):
+        return "printf -v assigns a variable (array subscripts are evaluated)"
+    if name in ("test", "[") and any(w in ("-v", "-R") for w in words[1:]):
+        return "test -v evaluates array subscripts"
+    if name == "set" and not all(_SAFE_SET.fullmatch(w) for w in words[1:]):
+        return "set with these arguments changes how later commands run"
+    if name == "wait" and "-p" in words[1:]:
+        return "wait -p assigns a variable"
+    return None
+
+
+FOLDER_CHANGERS = frozenset({"cd", "pushd", "popd"})
+_LINK_MAKERS = frozenset({"ln", "link", "cp", "mv", "rsync", "tar", "gtar", "bsdtar", "unzip", "cpio", "install"})
+_LINK_MAKERS |= frozenset({"patch", "7z", "svn", "hg", "busybox"})
+_GIT_TREE_WRITERS = frozenset(
+    {
+        "clone",
+        "checkout",
+        "switch",
+        "restore",
+        "reset",
+        "pull",
+        "merge",
+        "stash",
+        "worktree",
+        "am",
+        "apply",
+        "cherry-pick",
+        "rebase",
+        "revert",
+        "submodule",
+        "read-tree",
+        "checkout-index",
+        "sparse-checkout",
+    }
+)
+
+
+def changes_folder(part: Part) -> bool:
+    """Whether a part changes the shell's folder."""
+    return program_name(part.program) in FOLDER_CHANGERS and part.via is None
+
+
+def may_create_links(part: Part) -> bool:
+    """Whether a part can create symbolic links (or move them into place)."""
+    name = program_name(part.program)
+    if name in _LINK_MAKERS:
+        return True
+    if name == "git":
+        forms = subcommand_forms(part.words, for_allow=False) or [part.words]
+        return any(len(form) > 1 and form[1] in _GIT_TREE_WRITERS for form in [part.words, *forms])
+    return False
