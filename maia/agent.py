@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from maia.contracts import (
     AgentUI,
@@ -37,6 +37,7 @@ from maia.contracts import (
     Usage,
 )
 from maia.i18n import _
+from maia.permissions.engine import Decision
 from maia.runner import PermissionCheck, RunOutcome, ToolRunner
 
 MAX_ITERATIONS = 50
@@ -68,6 +69,8 @@ class AgentSession:
     on_message: Callable[[Message], None] | None = None
     # what the last interruption did: "kept" (progress kept, the model told) or "rolled_back"
     interrupted: Literal["kept", "rolled_back"] | None = None
+    # "always" answers: (rules, kept in the project's local settings) → the application remembers them
+    remember: Callable[[Sequence[str], bool], None] | None = None
     _streaming: list[str] | None = None  # the text of the answer being streamed
     _runner: ToolRunner | None = None  # the tool calls being run
 
@@ -194,7 +197,15 @@ async def _run_calls(session: AgentSession, calls: list[ToolUseBlock]) -> RunOut
     for call in cut.values():
         session.ui.on_tool_call(call.name, _("(arguments cut off)"))
         session.ui.on_tool_result(call.name, cut_arguments_result(call), True)
-    runner = ToolRunner(session.tools, session.ui, _context_for(session), session.permissions)
+    # the check is read at each call: an "always" answer in this batch applies to the next calls
+    check: PermissionCheck | None = None
+    if session.permissions is not None:
+
+        def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
+            assert session.permissions is not None
+            return session.permissions(name, tool_input)
+
+    runner = ToolRunner(session.tools, session.ui, _context_for(session), check, remember=session.remember)
     session._runner = runner
     outcome = await runner.run(runnable) if runnable else RunOutcome([])
     session._runner = None

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 Role: TypeAlias = Literal["user", "assistant"]
 StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
 Permission: TypeAlias = Literal["auto", "ask"]
-AskAnswer: TypeAlias = Literal["yes", "no", "stop"]
+# "always": yes, and the question's rules go into ./.maia/settings.local.json; "always-session": for
+# this session only
+AskAnswer: TypeAlias = Literal["yes", "no", "stop", "always", "always-session"]
 
 
 # --- messages (§4.1) -------------------------------------------------------------------------
@@ -307,6 +309,18 @@ class ToolsProgress:
     done: int
 
 
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """What a question about a tool call shows (all of it untrusted text: the UI makes it inert)."""
+
+    tool: str
+    summary: str
+    detail: str | None = None  # the exact command, a unified diff, or the arguments
+    detail_kind: Literal["command", "diff", "text"] | None = None
+    reason: str | None = None  # why the permission engine asked, when it asked out of doubt
+    rules: tuple[str, ...] = ()  # what "always" would add; empty: "always" is not offered
+
+
 class AgentUI(Protocol):
     """What the agent loop tells the user and asks them; injected, so the loop never prints."""
 
@@ -335,8 +349,8 @@ class AgentUI(Protocol):
         """Ask a yes/no question."""
         ...
 
-    def ask(self, message: str) -> Awaitable[AskAnswer]:
-        """Ask yes/no/stop about a tool call."""
+    def ask(self, message: str, approval: Approval | None = None) -> Awaitable[AskAnswer]:
+        """Ask yes/no/stop (and, when ``approval`` offers rules, always) about a tool call."""
         ...
 
     def on_context_usage(self, tokens: int) -> None:

@@ -17,7 +17,7 @@ from maia.app.application import Application, AppOptions
 from maia.app.prepare import Allowed, Invalid, Prompt, SkillList, stdin_context
 from maia.app.retry import Wait
 from maia.config import Settings
-from maia.contracts import AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
+from maia.contracts import Approval, AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
 from maia.errors import ExitStatus, MaiaError
 from maia.i18n import _
 from maia.permissions.engine import Decision
@@ -157,7 +157,7 @@ class HeadlessUI:
         """Nobody can answer: no."""
         return False
 
-    async def ask(self, message: str) -> AskAnswer:
+    async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
         """Nobody can answer: no (permissions already turned questions into refusals)."""
         return "no"
 

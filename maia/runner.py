@@ -6,11 +6,20 @@ import asyncio
 import dataclasses
 import functools
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from maia.contracts import AgentUI, PermissionCheck, Tool, ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
+from maia.contracts import (
+    AgentUI,
+    Approval,
+    PermissionCheck,
+    Tool,
+    ToolContext,
+    ToolResultBlock,
+    ToolsProgress,
+    ToolUseBlock,
+)
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
@@ -111,6 +120,7 @@ class ToolRunner:
         ctx: ToolContext,
         permissions: PermissionCheck | None = None,
         max_parallel: int = MAX_PARALLEL_TOOLS,
+        remember: Callable[[Sequence[str], bool], None] | None = None,
     ) -> None:
         self.tools = tools
         self.ui = ui
@@ -122,6 +132,7 @@ class ToolRunner:
         self.limiter = asyncio.Semaphore(max_parallel)
         self.key_locks: dict[str, asyncio.Lock] = {}
         self.completed: dict[str, ToolResultBlock] = {}  # results so far (an interruption keeps them)
+        self.remember = remember  # "always": (rules, kept in the project's local settings or this session)
 
     def _summary(self, tool: Tool | None, call: ToolUseBlock) -> str:
         if tool is None:
@@ -166,8 +177,20 @@ class ToolRunner:
             prepared.result = ToolResultBlock(call.id, text, True)
             return prepared, False
         if verdict == Verdict.ASK:
+            from maia.approval import approval_for
+
             question = _("Allow {tool}: {summary}?").format(tool=call.name, summary=prepared.summary or call.name)
-            answer = await self.ui.ask(question)
+            try:
+                approval = approval_for(tool, call.name, call.input, prepared.summary, decision, self.ctx.cwd)
+            except Exception:  # the question's extras are cosmetic: ask plainly rather than fail
+                approval = Approval(call.name, prepared.summary)
+            if self.remember is None:
+                approval = replace(approval, rules=())
+            answer = await self.ui.ask(question, approval)
+            if answer in ("always", "always-session"):
+                if approval.rules and self.remember is not None:
+                    self.remember(approval.rules, answer == "always")
+                answer = "yes"
             if answer == "stop":
                 prepared.result = ToolResultBlock(call.id, STOP_FOR_MODEL, True)
                 prepared.display = _("Not run: you stopped the iteration.")

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from maia.agent import AgentSession, LimitCallback, TurnResult
+from maia.app.approvals import ApprovalMode
 from maia.app.catalog import ModelCatalog, ModelMatch
 from maia.app.changes import ChangeRecorder, UndoResult
 from maia.app.loadout import Loadout, assemble
@@ -129,6 +130,8 @@ class Application:
         self.report = StartReport()
         self.sandbox: SandboxPolicy | None = None
         self.changes = ChangeRecorder()
+        self.mode: ApprovalMode = "ask"
+        self.session_rules: list[str] = []  # "always, for this session" answers
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._closing: list[LLMProvider] = []  # providers replaced by a reload, closed at the end
@@ -178,9 +181,10 @@ class Application:
             sessions=self.sessions,
             counter=self.counter,
             max_iterations=options.max_iterations or self.settings.max_iterations,
-            wrap_permissions=options.wrap_permissions,
+            wrap_permissions=self._wrap_permissions,
             tool_context=self._tool_context,
         )
+        self._conversation.agent.remember = self.remember
         self._apply_prompt()
         self.report.infos.extend(loadout.infos)
         self.report.warnings.extend(loadout.warnings)
@@ -293,15 +297,20 @@ class Application:
             options.home,
             tools,
             skills,
-            extra_allow=options.allow,
+            extra_allow=[*options.allow, *self.session_rules],
             prompt_sections=sections,
             omit_context=options.omit_context,
         )
-        if options.extra_rules is not None:
-            from maia.permissions.rules import merge
-
-            loadout.extra_rules = merge([loadout.extra_rules, options.extra_rules])
+        loadout.extra_rules = self._extra_rules()
         return loadout
+
+    def _extra_rules(self) -> RuleSet:
+        """Rules of this run on top of the settings files: --allow, "always for this session", a sub-agent's own."""
+        from maia.permissions.rules import merge, parse_rules
+
+        allow = [*self.options.allow, *self.session_rules]
+        parsed = parse_rules({"allow": allow}, where="--allow").ruleset
+        return merge([parsed, self.options.extra_rules]) if self.options.extra_rules is not None else parsed
 
     def _apply_prompt(self) -> None:
         conversation = self.conversation
@@ -406,6 +415,48 @@ class Application:
                 + f'\n<resource server="{server}" uri="{uri}">\n{content}\n</resource>'
             )
         return errors
+
+    def _wrap_permissions(self, check: PermissionCheck) -> PermissionCheck:
+        """The rules' check seen through the approval mode, then the front end's own wrapper."""
+        from maia.app.approvals import with_mode
+
+        moded = with_mode(check, lambda: self.mode, self.options.launch, lambda: self.conversation.loadout.tools)
+        wrap = self.options.wrap_permissions
+        return wrap(moded) if wrap is not None else moded
+
+    def set_mode(self, mode: ApprovalMode) -> None:
+        """``ask`` (every question), ``edits`` (file edits in the launch folder without asking), ``plan``
+        (nothing written or run). Deny rules always win."""
+        self.mode = mode
+
+    def remember(self, rules: Sequence[str], persist: bool) -> None:
+        """An "always" answer: the rules allow from now on, kept in ``./.maia/settings.local.json``
+        (``persist``) or for this session only."""
+        from maia.app.approvals import remember_rules
+        from maia.errors import MaiaError
+        from maia.permissions.sources import load_rules
+
+        loadout = self.conversation.loadout
+        if persist:
+            try:
+                path = remember_rules(self.options.home, self.options.launch, rules)
+            except (MaiaError, OSError) as error:
+                self.ui.on_warning(
+                    _("The rule could not be saved ({error}); it holds for this session only.").format(error=error)
+                )
+            else:
+                loadout.rules = load_rules(self.options.home, self.options.launch)
+                self._notify(_("Rule added to {path}: {rules}").format(path=path, rules=", ".join(rules)))
+                self._refresh_permissions()
+                return
+        self.session_rules.extend(r for r in rules if r not in self.session_rules)
+        loadout.extra_rules = self._extra_rules()
+        self._notify(_("Allowed for this session: {rules}").format(rules=", ".join(rules)))
+        self._refresh_permissions()
+
+    def _refresh_permissions(self) -> None:
+        conversation = self.conversation
+        conversation.agent.permissions = conversation._permissions()
 
     def _notify(self, text: str) -> None:
         """Information for the user from a tool (a sub-agent finished…): the UI's info line if it has one."""

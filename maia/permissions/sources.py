@@ -1,4 +1,5 @@
-"""Where rules come from (§9.1): the user's and the project's settings.json; their lists add up."""
+"""Where rules come from (§9.1): the user's and the project's settings.json, then the project's
+settings.local.json; their lists add up."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from maia.permissions.rules import RuleSet, merge, parse_rules
 class RuleSource:
     """The rules of one settings file."""
 
-    scope: str  # "user" or "project"
+    scope: str  # "user", "project" or "local"
     path: Path
     exists: bool
     ruleset: RuleSet = field(default_factory=RuleSet)
@@ -56,11 +57,18 @@ def _read_source(scope: str, path: Path, warnings: list[str]) -> RuleSource:
     return RuleSource(scope, path, exists=True, ruleset=parsed.ruleset)
 
 
+def local_settings_path(launch: Path) -> Path:
+    """``./.maia/settings.local.json``: this user's rules for this project (ignored by git)."""
+    return launch / ".maia" / "settings.local.json"
+
+
 def load_rules(home: Path, launch: Path) -> LoadedRules:
-    """Rules of ``~/.maia/settings.json`` and ``./.maia/settings.json`` (never the parent folder)."""
+    """Rules of ``~/.maia/settings.json``, ``./.maia/settings.json`` and ``./.maia/settings.local.json``
+    (the personal, git-ignored file where "always allow" answers go); never the parent folder."""
     warnings: list[str] = []
     sources = [
         _read_source("user", settings_path(home), warnings),
         _read_source("project", launch / ".maia" / "settings.json", warnings),
+        _read_source("local", local_settings_path(launch), warnings),
     ]
     return LoadedRules(sources, warnings)

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
 from maia.contracts import (
+    Approval,
     AskAnswer,
     ChatRequest,
     Done,
@@ -151,7 +152,7 @@ class ChildUI:
         finally:
             self._pending.pop(request_id, None)
 
-    async def ask(self, message: str) -> AskAnswer:
+    async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
         """A tool call question: yes or no (a sub-agent's user cannot answer stop)."""
         return "yes" if await self.confirm(message) else "no"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from maia.app.application import Application, AppOptions, StartReport
+from maia.app.approvals import ApprovalMode
 from maia.app.prepare import AgentCall, Bang, Invalid, Prompt, SkillList, Slash
 from maia.app.retry import Wait
 from maia.codec import SavedSession
@@ -177,6 +178,16 @@ class ChatApp:
             return False
         self.replay(saved.messages, saved.start_context)
         return True
+
+    def set_mode(self, mode: ApprovalMode) -> None:
+        """Switch the approval mode and say what it means."""
+        self.app.set_mode(mode)
+        text = {
+            "ask": _("Mode ask: calls that no rule allows ask first."),
+            "edits": _("Mode edits: file edits inside the launch folder are made without asking; commands still ask."),
+            "plan": _("Mode plan: nothing is written or run; the model plans."),
+        }[mode]
+        self.ui.info(text)
 
     def announce(self, report: StartReport) -> None:
         """Show what starting (or reloading) found."""

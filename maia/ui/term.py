@@ -16,7 +16,7 @@ import termios
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from maia.contracts import AskAnswer, ToolsProgress
+from maia.contracts import Approval, AskAnswer, ToolsProgress
 from maia.i18n import _
 from maia.signals import forget_signal, on_signal
 from maia.ui import render
@@ -318,7 +318,7 @@ class TerminalUI:
         """A yes/no question in the input box (y/o = yes; n/Esc = no; Enter alone is ignored)."""
         return await self._question(message, False) == "yes"
 
-    async def ask(self, message: str) -> AskAnswer:
+    async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
         """A permission question: yes, no or stop."""
         return await self._question(message, True)
 

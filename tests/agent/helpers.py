@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import AskAnswer, Permission, ToolContext, ToolSpec, ToolsProgress
+from maia.contracts import Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolsProgress
 
 
 class RecordingUI:
@@ -45,7 +45,7 @@ class RecordingUI:
     async def confirm(self, message: str) -> bool:
         return await self.ask(message) == "yes"
 
-    async def ask(self, message: str) -> AskAnswer:
+    async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
         self.asking += 1
         self.max_asking = max(self.max_asking, self.asking)
         self.questions.append(message)

@@ -219,8 +219,8 @@ async def test_confirmations_never_overlap_and_authorised_tools_start_at_once(tm
     seen_while_asking: list[list[str]] = []
 
     class OrderedUI(RecordingUI):
-        async def ask(self, message: str) -> Any:
-            answer = await super().ask(message)  # the question stays open for a loop turn
+        async def ask(self, message: str, approval: Any = None) -> Any:
+            answer = await super().ask(message, approval)  # the question stays open for a loop turn
             seen_while_asking.append(list(started))
             return answer
 

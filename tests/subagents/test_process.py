@@ -74,7 +74,7 @@ class Asker:
         finally:
             self.open -= 1
 
-    async def ask(self, message: str) -> str:
+    async def ask(self, message: str, approval: Any = None) -> str:
         return "yes" if await self.confirm(message) else "no"
 
     def info(self, text: str) -> None:

@@ -1,0 +1,107 @@
+"""Approving tool calls without friction: remembering "always" answers, and approval modes.
+
+(The question's content and the rule "always" would add: :mod:`maia.approval`.)
+
+- :func:`remember_rules` writes such rules into ``./.maia/settings.local.json`` (git-ignored, read
+  after ``./.maia/settings.json``), atomically, under a lock, other keys kept.
+- :class:`ApprovalMode` (``ask`` | ``edits`` | ``plan``) narrows or widens what asks; a deny always wins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from maia.approval import READ_ONLY_TOOLS, WRITE_TOOLS, relative_to_launch
+from maia.contracts import PermissionCheck, Tool
+from maia.errors import ConfigError
+from maia.i18n import _
+from maia.permissions.engine import Decision
+from maia.permissions.rules import Verdict
+from maia.storage import write_atomic
+
+ApprovalMode = Literal["ask", "edits", "plan"]
+MODES: tuple[ApprovalMode, ...] = ("ask", "edits", "plan")
+ModeSource = Callable[[], ApprovalMode]
+
+
+# --- remembering ---------------------------------------------------------------------------------
+
+
+def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
+    """Add ``rules`` to ``permissions.allow`` of ``./.maia/settings.local.json`` (created, other keys
+    kept, atomic, locked); a broken file is never rewritten (ConfigError)."""
+    import hashlib
+
+    from filelock import FileLock
+
+    from maia.config import read_json
+    from maia.permissions.sources import local_settings_path
+
+    path = local_settings_path(launch)
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
+    lock = home / "locks" / f"settings-{digest}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock), timeout=30):
+        try:
+            data: Any = read_json(path)
+        except FileNotFoundError:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(_("{path} is not a JSON object: fix it first, it was not changed.").format(path=path))
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise ConfigError(_('{path}: "permissions" is not an object: fix it first.').format(path=path))
+        allow = permissions.setdefault("allow", [])
+        if not isinstance(allow, list):
+            raise ConfigError(_('{path}: "permissions.allow" is not a list: fix it first.').format(path=path))
+        for rule in rules:
+            if rule not in allow:
+                allow.append(rule)
+        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+# --- approval modes ---------------------------------------------------------------------------------
+
+
+def with_mode(
+    check: PermissionCheck, mode: ModeSource, launch: Path, tools: Callable[[], Mapping[str, Tool]]
+) -> PermissionCheck:
+    """``check`` seen through the approval mode: ``plan`` refuses every tool that writes or runs;
+    ``edits`` lets Write/Edit inside the launch folder through without asking (protected paths and
+    doubt still ask); ``ask`` changes nothing. A deny always stays a deny."""
+
+    def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        decision = check(name, tool_input)
+        current = mode()
+        if decision.verdict == Verdict.DENY or current == "ask":
+            return decision
+        if current == "plan":
+            tool = tools().get(name)
+            read_only = name in READ_ONLY_TOOLS or bool(getattr(tool, "read_only", False))
+            if not read_only:
+                return Decision(
+                    Verdict.DENY,
+                    None,
+                    _(
+                        "Not run: the user chose plan mode, where nothing is written or run. Describe the plan; "
+                        "the user switches the mode when it should be carried out."
+                    ),
+                )
+            return decision
+        if (
+            current == "edits"
+            and decision.verdict == Verdict.ASK
+            and name in WRITE_TOOLS
+            and not getattr(decision, "doubt", False)
+            and decision.rule is None
+        ):
+            raw = tool_input.get("path")
+            if isinstance(raw, str) and relative_to_launch(raw, launch)[1] is not None:
+                return Decision(Verdict.ALLOW, "mode: edits", _("allowed by the edits mode"))
+        return decision
+
+    return decide
