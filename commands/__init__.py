@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("maia.commands.agents:agents", "List, show and create sub-agents (AGENT.md)."),
     "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
     "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
+    "completion": ("maia.commands.completion:completion", "Print the shell completion script (bash, zsh, fish)."),
     "mcp": ("maia.commands.mcp:mcp", "MCP servers: list, test, add and remove (tools from other programs)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),

@@ -7,6 +7,7 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_agents
 from .setup import environment, warn
 
 
@@ -44,7 +45,7 @@ def list_agents(as_json: bool) -> None:
 
 
 @agents.command("show", context_settings=CONTEXT_SETTINGS)
-@click.argument("name")
+@click.argument("name", shell_complete=complete_agents)
 def show_agent(name: str) -> None:
     """Everything about one sub-agent: file, settings and sections."""
     from maia.errors import NotFoundError, UsageError

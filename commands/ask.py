@@ -7,12 +7,19 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_models, complete_sessions
 from .setup import environment, settings_for
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("prompt", required=False)
-@click.option("--model", "-m", metavar="NAME", help=_("Model (litellm:NAME or NAME); default as for the chat."))
+@click.option(
+    "--model",
+    "-m",
+    metavar="NAME",
+    shell_complete=complete_models,
+    help=_("Model (litellm:NAME or NAME); default as for the chat."),
+)
 @click.option(
     "--output",
     "-o",
@@ -30,7 +37,9 @@ from .setup import environment, settings_for
 )
 @click.option("--yes", "-y", is_flag=True, help=_("Allow every call that would ask (a deny still denies)."))
 @click.option("--max-iterations", type=click.IntRange(min=1), help=_("Model calls before stopping (exit 3)."))
-@click.option("--resume", "resume", metavar="NAME", help=_("Carry on a saved session."))
+@click.option(
+    "--resume", "resume", metavar="NAME", shell_complete=complete_sessions, help=_("Carry on a saved session.")
+)
 @click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
 @click.option("--no-save", is_flag=True, help=_("Do not save the session."))
 @click.option("--no-wait", is_flag=True, help=_("Fail at once when rate-limited or overloaded instead of waiting."))

@@ -7,6 +7,7 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_models, complete_sessions
 from .setup import environment
 
 
@@ -16,9 +17,10 @@ from .setup import environment
     "--model",
     "-m",
     metavar="SPEC",
+    shell_complete=complete_models,
     help=_("Model (litellm:NAME or NAME); else MAIA_MODEL, ./.maia/config.json, ~/.maia/config.json, or a list."),
 )
-@click.option("--resume", metavar="NAME", help=_("Carry on a saved session."))
+@click.option("--resume", metavar="NAME", shell_complete=complete_sessions, help=_("Carry on a saved session."))
 @click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
 def chat(prompt: str | None, model: str | None, resume: str | None, continue_last: bool) -> None:
     """Talk with the agent in this terminal (the default command); PROMPT is sent as the first request.

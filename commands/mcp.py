@@ -9,6 +9,7 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_mcp_servers
 from .setup import Env, environment, warn
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def list_servers(as_json: bool) -> None:
 
 
 @mcp.command("test", context_settings=CONTEXT_SETTINGS, short_help=_("Connect and list tools, with timings."))
-@click.argument("server", required=False)
+@click.argument("server", required=False, shell_complete=complete_mcp_servers)
 @click.pass_context
 def test_servers(ctx: click.Context, server: str | None) -> None:
     """Connect, list the tools and print the timings (exit 1 if a server fails).
@@ -237,7 +238,7 @@ def add(
 
 
 @mcp.command("remove", context_settings=CONTEXT_SETTINGS, short_help=_("Remove a server's declaration."))
-@click.argument("name")
+@click.argument("name", shell_complete=complete_mcp_servers)
 @click.option("--project", is_flag=True, help=_("Remove from ./.mcp.json instead of ~/.maia/mcp.json."))
 def remove(name: str, project: bool) -> None:
     """Remove a server's declaration (the other servers and keys stay as they are)."""

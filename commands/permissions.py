@@ -63,7 +63,9 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
     if loaded.ruleset.empty:
         click.echo(_("No permission rules defined: every tool use asks for confirmation."))
     for source in loaded.sources:
-        label = _("User settings") if source.scope == "user" else _("Project settings")
+        label = {"user": _("User settings"), "project": _("Project settings"), "local": _("Local settings")}.get(
+            source.scope, source.scope
+        )
         state = "" if source.exists else _(" (no file)")
         click.echo(f"{label}: {source.path}{state}")
         for family, colour in (("allow", "green"), ("ask", "yellow"), ("deny", "red")):

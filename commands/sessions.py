@@ -9,6 +9,7 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_sessions
 from .setup import environment
 
 RESULT_PREVIEW = 600
@@ -20,15 +21,7 @@ def _store() -> Any:
     return SessionStore.for_launch(environment().launch)
 
 
-def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    """Shell completion of session names."""
-    from click.shell_completion import CompletionItem
-
-    try:
-        names = _store().names()
-    except Exception:  # completion must never print a traceback in the user's shell
-        return []
-    return [CompletionItem(n) for n in names if n.lower().startswith(incomplete.lower())]
+complete_names = complete_sessions  # kept under its old name for the tests that import it
 
 
 def _size(count: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -104,6 +105,7 @@ async def list_models(settings: Settings, client: httpx.AsyncClient | None = Non
             raise ProviderError(
                 _('{url} answered without a model list (no "data" array).').format(url=settings.models_url)
             ) from None
+        _remember_names(settings, models)
         if any(m.max_input_tokens is None for m in models):
             try:
                 sizes = parse_model_info(await _get_json(http, settings.model_info_url, settings))
@@ -114,3 +116,29 @@ async def list_models(settings: Settings, client: httpx.AsyncClient | None = Non
     finally:
         if own:
             await http.aclose()
+
+
+def models_cache_path(home: Path) -> Path:
+    """Where the last model list is kept for shell completion (a Tab press never waits on the network)."""
+    return home / "cache" / "models.json"
+
+
+def _remember_names(settings: Settings, models: list[ModelInfo]) -> None:
+    import contextlib
+    import json
+
+    from maia.storage import write_atomic
+
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs completion
+        write_atomic(models_cache_path(settings.path.parent), json.dumps([m.name for m in models]))
+
+
+def cached_model_names(home: Path) -> list[str]:
+    """The model names of the last successful listing (empty when there was none)."""
+    import json
+
+    try:
+        names = json.loads(models_cache_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []

@@ -22,6 +22,7 @@ def test_no_rules(home: Path, project: Path) -> None:
         "No permission rules defined: every tool use asks for confirmation.\n"
         f"User settings: {home / 'settings.json'} (no file)\n"
         f"Project settings: {project / '.maia' / 'settings.json'} (no file)\n"
+        f"Local settings: {project / '.maia' / 'settings.local.json'} (no file)\n"
     )
 
 
@@ -44,6 +45,7 @@ def test_rules_per_file_and_family_with_warnings(home: Path, project: Path) -> N
         "  DENY   Bash(rm *)\n"
         f"Project settings: {project / '.maia' / 'settings.json'}\n"
         "  ASK    Bash(git push *)\n"
+        f"Local settings: {project / '.maia' / 'settings.local.json'} (no file)\n"
     )
     assert 'permissions.deny[1]: "Bad(" is not a rule' in result.stderr
 
@@ -69,6 +71,15 @@ def test_json_listing(home: Path, project: Path) -> None:
                 "allow": [],
                 "ask": [],
                 "deny": ["Read(./.env)"],
+                "inertVariables": [],
+            },
+            {
+                "scope": "local",
+                "path": str(project / ".maia" / "settings.local.json"),
+                "exists": False,
+                "allow": [],
+                "ask": [],
+                "deny": [],
                 "inertVariables": [],
             },
         ],
