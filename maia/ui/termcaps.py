@@ -1,0 +1,165 @@
+"""The chat's blessed Terminal and what the terminal can do, found with a bounded wait.
+
+``blessed.Terminal()`` asks the terminal for its capabilities (XTGETTCAP, XTVERSION), each query
+closed by a cursor-position request that every real terminal answers at once; blessed waits
+``BLESSED_QUERY_TIMEOUT_SECONDS`` (5 s by default) for terminals that never answer (a plain PTY, a
+script, some CI runners). MAIA bounds that wait to :data:`START_TIMEOUT` at start-up (unless the
+user set the variable), learns from the first probe whether the terminal answers at all, and only
+then asks the rest (kitty keyboard, synchronized output, focus events, in-band resize, colour
+scheme): a silent terminal costs two bounded waits, never blessed's default.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from blessed import Terminal
+
+START_TIMEOUT = 0.2  # seconds each start-up probe may wait for a terminal that does not answer
+QUERY_TIMEOUT = 1.0  # a terminal that answered once answers again: a generous bound for later queries
+Notifier = Literal["osc99", "osc9", "osc777", "bell"]
+
+# terminals known to show OSC 8 hyperlinks / desktop notifications, by the name they give
+# (TERM_PROGRAM or their XTVERSION answer), lower case
+_HYPERLINKS = (
+    "kitty",
+    "iterm",
+    "wezterm",
+    "ghostty",
+    "foot",
+    "contour",
+    "rio",
+    "alacritty",
+    "vscode",
+    "tabby",
+    "hyper",
+    "warp",
+    "mintty",
+    "konsole",
+    "xterm.js",
+)
+_OSC9 = ("iterm", "wezterm", "ghostty", "conemu")
+_OSC777 = ("foot", "rxvt", "urxvt", "contour")
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What the chat may use in this terminal."""
+
+    answers: bool = False  # the terminal answers queries (cursor position reports)
+    kitty: bool = False  # kitty keyboard protocol (Shift+Enter is distinct)
+    sync: bool = False  # synchronized output (mode 2026)
+    paste_reported: bool = False  # DECRQM says bracketed paste exists (it is enabled anyway)
+    focus: bool = False  # focus in/out events (mode 1004)
+    resize: bool = False  # in-band resize reports (mode 2048)
+    scheme: str | None = None  # "dark" or "light" when the terminal says
+    name: str = ""  # the terminal's name (TERM_PROGRAM, XTVERSION), lower case
+    hyperlinks: bool = False
+    notifier: Notifier = "bell"
+    redraw: bool = True  # cursor movement exists (not TERM=dumb)
+
+
+def create_terminal(stream: IO[str]) -> Terminal:
+    """A blessed Terminal on ``stream`` whose start-up probe waits at most :data:`START_TIMEOUT` per query.
+
+    ``NO_COLOR`` is hidden from blessed while it starts: blessed would otherwise turn off every
+    sequence, cursor movement included; MAIA applies ``NO_COLOR`` to colours itself.
+    """
+    saved = {name: os.environ.get(name) for name in ("NO_COLOR", "BLESSED_QUERY_TIMEOUT_SECONDS")}
+    os.environ.pop("NO_COLOR", None)
+    if saved["BLESSED_QUERY_TIMEOUT_SECONDS"] is None:
+        os.environ["BLESSED_QUERY_TIMEOUT_SECONDS"] = str(START_TIMEOUT)
+    try:
+        import blessed
+        import blessed.terminal
+
+        if saved["BLESSED_QUERY_TIMEOUT_SECONDS"] is None:
+            # read when blessed is imported; it may have been imported before (tests, benchmarks)
+            vars(blessed.terminal)["TERMINAL_QUERY_TIMEOUT_SECONDS"] = START_TIMEOUT
+        return blessed.Terminal(stream=stream)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def answers_queries(term: Terminal) -> bool:
+    """Whether the terminal answered blessed's start-up probe (its cursor-position fence came back)."""
+    # blessed records every capability it asked for once the fence came back, none when it timed out
+    return term.is_a_tty and len(term._xtgettcap_cache) > 0
+
+
+def terminal_name(term: Terminal) -> str:
+    """The terminal's own name, lower case ('' when it does not say)."""
+    program = os.environ.get("TERM_PROGRAM", "")
+    if program:
+        return program.lower()
+    if os.environ.get("WT_SESSION"):
+        return "windows terminal"
+    version = term._software_version_cache
+    return (version.name or "").lower() if version is not None else ""
+
+
+def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
+    """Ask the terminal what it supports (only if it answered the start-up probe)."""
+    from maia.ui.screen import parameterized
+
+    redraw = bool(term.does_styling and parameterized(term, "cuu")(1) and str(term.clear_eos)) and term.kind != "dumb"
+    name = terminal_name(term)
+    hyperlinks = any(known in name for known in _HYPERLINKS) or int(os.environ.get("VTE_VERSION", "0") or 0) >= 5000
+    if not answers_queries(term) or not redraw:
+        return Capabilities(name=name, hyperlinks=hyperlinks and redraw, redraw=redraw, notifier=_notifier(name))
+    wait = QUERY_TIMEOUT if timeout is None else timeout
+    kitty = term.get_kitty_keyboard_state(timeout=wait) is not None
+    sync = term.does_synchronized_output(timeout=wait)
+    paste = term.does_bracketed_paste(timeout=wait)
+    focus = term.does_focus_events(timeout=wait)
+    resize = term.does_inband_resize(timeout=wait)
+    scheme = term.get_color_scheme(timeout=wait)
+    notifier = _notifier(name)
+    if notifier == "bell" and focus and term.does_kitty_notifications(timeout=wait):
+        notifier = "osc99"
+    return Capabilities(
+        answers=True,
+        kitty=kitty,
+        sync=sync,
+        paste_reported=paste,
+        focus=focus,
+        resize=resize,
+        scheme=scheme,
+        name=name,
+        hyperlinks=hyperlinks,
+        notifier=notifier,
+    )
+
+
+def _notifier(name: str) -> Notifier:
+    if "kitty" in name:
+        return "osc99"
+    if any(known in name for known in _OSC9) or name == "windows terminal":
+        return "osc9"
+    if any(known in name for known in _OSC777):
+        return "osc777"
+    return "bell"
+
+
+def notification(notifier: Notifier, title: str, body: str) -> str:
+    """The sequence that shows a desktop notification (a bell where none is known to work)."""
+    if notifier == "osc99":
+        return f"\x1b]99;i=maia:d=0;{title}\x1b\\\x1b]99;i=maia:d=1:p=body;{body}\x1b\\"
+    if notifier == "osc9":
+        return f"\x1b]9;{title}: {body}\x1b\\"
+    if notifier == "osc777":
+        return f"\x1b]777;notify;{title};{body}\x1b\\"
+    return "\x07"
+
+
+def stdout_stream() -> IO[str]:
+    """The stream blessed must write to for its keyboard to be the terminal's (``sys.__stdout__``)."""
+    return sys.__stdout__ or sys.stdout
