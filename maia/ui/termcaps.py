@@ -11,6 +11,7 @@ scheme): a silent terminal costs two bounded waits, never blessed's default.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
@@ -69,24 +70,31 @@ def create_terminal(stream: IO[str]) -> Terminal:
     ``NO_COLOR`` is hidden from blessed while it starts: blessed would otherwise turn off every
     sequence, cursor movement included; MAIA applies ``NO_COLOR`` to colours itself.
     """
-    saved = {name: os.environ.get(name) for name in ("NO_COLOR", "BLESSED_QUERY_TIMEOUT_SECONDS")}
-    os.environ.pop("NO_COLOR", None)
-    if saved["BLESSED_QUERY_TIMEOUT_SECONDS"] is None:
-        os.environ["BLESSED_QUERY_TIMEOUT_SECONDS"] = str(START_TIMEOUT)
-    try:
-        import blessed
-        import blessed.terminal
+    import blessed
+    import blessed.terminal
 
-        if saved["BLESSED_QUERY_TIMEOUT_SECONDS"] is None:
-            # read when blessed is imported; it may have been imported before (tests, benchmarks)
-            vars(blessed.terminal)["TERMINAL_QUERY_TIMEOUT_SECONDS"] = START_TIMEOUT
-        return blessed.Terminal(stream=stream)
+    user = os.environ.get("BLESSED_QUERY_TIMEOUT_SECONDS")
+    timeout = START_TIMEOUT
+    if user:
+        with contextlib.suppress(ValueError):
+            timeout = float(user)
+
+    class _Terminal(blessed.Terminal):
+        """blessed's Terminal, its start-up queries bounded (their defaults are read when blessed is imported)."""
+
+        def detect_term_program(self, timeout: float = timeout, force: bool = False) -> bool | str:
+            return super().detect_term_program(timeout=timeout, force=force)
+
+    module = vars(blessed.terminal)
+    saved_default = module["TERMINAL_QUERY_TIMEOUT_SECONDS"]
+    module["TERMINAL_QUERY_TIMEOUT_SECONDS"] = timeout  # the XTGETTCAP probe of Terminal.__init__
+    no_color = os.environ.pop("NO_COLOR", None)
+    try:
+        return _Terminal(stream=stream)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        module["TERMINAL_QUERY_TIMEOUT_SECONDS"] = saved_default
+        if no_color is not None:
+            os.environ["NO_COLOR"] = no_color
 
 
 def answers_queries(term: Terminal) -> bool:

@@ -10,6 +10,7 @@ operating-system commands (title, clipboard, notifications, hyperlinks) for the 
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 
 import pexpect
 import pyte
+from wcwidth import wcwidth
 
 # sequences pyte would mis-print: DCS/APC/PM/SOS strings, OSC strings (recorded), and the CSI forms
 # below (DECRQM, XTVERSION, kitty keyboard, colour-scheme query, title stack, XTWINOPS)
@@ -29,7 +31,41 @@ _INCOMPLETE = re.compile(rb"\x1b(?:[P_^X\]](?:(?!\x1b\\|\x07).)*|\[[\x30-\x3f]*[
 
 
 class AnsweringScreen(pyte.HistoryScreen):
-    """A pyte screen with scrollback whose private device-status reports are understood."""
+    """A pyte screen with scrollback whose private device-status reports are understood.
+
+    Like tmux (``scroll-on-clear``, on by default), erasing the whole screen, or everything from
+    the top-left corner, pushes what the screen showed into the scrollback instead of losing it.
+    """
+
+    scroll_on_clear = True
+
+    def draw(self, data: str) -> None:
+        """Draw as a terminal does: a zero-width character (ZWJ, VS16, a combining mark) joins the cell before.
+
+        pyte 0.8 stops drawing the rest of ``data`` at a zero-width character that is not a combining
+        mark (a ZWJ emoji sequence, ``❤️``), which no terminal does; this draws each character in
+        turn, like xterm (one cell per character, zero-width ones attached to their predecessor).
+        """
+        for char in data:
+            if wcwidth(char) != 0:
+                super().draw(char)
+                continue
+            line = self.buffer[self.cursor.y]
+            x = self.cursor.x - 1
+            if x >= 1 and line[x].data == "" and wcwidth(line[x - 1].data[:1] or " ") == 2:
+                x -= 1  # the stub after a wide character: join the character itself
+            if x >= 0:
+                line[x] = line[x]._replace(data=line[x].data + char)
+                self.dirty.add(self.cursor.y)
+
+    def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
+        """Erase; a whole-screen erase keeps the screen's lines in the scrollback (tmux)."""
+        whole = how in (2, 3) or (how == 0 and self.cursor.x == 0 and self.cursor.y == 0)
+        if self.scroll_on_clear and whole:
+            used = [y for y in range(self.lines) if any(char.data.strip() for char in self.buffer[y].values())]
+            for y in range(max(used) + 1 if used else 0):
+                self.history.top.append(copy.copy(self.buffer[y]))
+        super().erase_in_display(how, *args, **kwargs)
 
     def report_device_status(self, mode: int, **kwargs: Any) -> None:
         """``CSI 6 n`` answers the cursor position; private reports are handled by the filter."""
@@ -52,8 +88,10 @@ class QueryFilter:
         kitty: bool = False,
         scheme: str | None = "dark",
         dec_modes: dict[int, int] | None = None,
+        name: str = "XTerm(390)",
     ) -> None:
         self.answer = answer
+        self.name = name
         self.kitty = kitty
         self.kitty_flags = 0
         self.scheme = scheme
@@ -113,7 +151,9 @@ class QueryFilter:
                 if number.isdigit() and int(number) in self.modes:
                     self.modes[int(number)] = 1 if final == b"h" else 2
             return False
-        if final == b"q" and params.startswith(b">"):  # XTVERSION: this terminal does not say
+        if final == b"q" and params.startswith(b">"):  # XTVERSION: pyte draws characters as xterm does
+            if self.name:
+                self._reply(b"\x1bP>|" + self.name.encode() + b"\x1b\\")
             return True
         if final == b"u" and params[:1] in (b"?", b">", b"<", b"="):  # kitty keyboard protocol
             if params == b"?" and self.kitty:
