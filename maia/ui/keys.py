@@ -38,9 +38,11 @@ _WINDOW = 64  # the longest key sequence blessed resolves (a paste is handled be
 
 _TEXT_RUN = re.compile(r"[^\x00-\x1f\x7f\x1b]+")
 # a complete sequence blessed did not recognise (a late query reply, an unsupported key): dropped
-_UNKNOWN = re.compile(
-    r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|O.|[P_^X\]](?:(?!\x1b\\|\x07).)*(?:\x1b\\|\x07))", re.DOTALL
-)
+_UNKNOWN = re.compile(r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|O.)", re.DOTALL)
+# a string reply (OSC colours, DCS capabilities, APC): never a key; dropped once complete
+_STRING_START = ("\x1b]", "\x1bP", "\x1b_", "\x1b^", "\x1bX")
+_STRING = re.compile(r"\x1b[P_^X\]](?:(?!\x1b\\|\x07).)*(?:\x1b\\|\x07)", re.DOTALL)
+_STRING_MAX = 65536
 _DROPPED = frozenset({"CPR_RESPONSE", "XTGETTCAP_RESPONSE", "XTVERSION_RESPONSE", "CSI", "KEY_ESCAPE_SEQUENCE"})
 
 
@@ -105,6 +107,13 @@ class KeyReader:
                 keys.append(Key(PASTE, body.replace("\r\n", "\n").replace("\r", "\n")))
                 buffer = buffer[end + len(PASTE_END) :] if end >= 0 else ""
                 continue
+            if buffer.startswith(_STRING_START):
+                string = _STRING.match(buffer)
+                if string is not None:
+                    buffer = buffer[string.end() :]
+                    continue
+                if not final and len(buffer) < _STRING_MAX:
+                    break  # the rest of the reply is on its way (or it was Alt+] and the pause will tell)
             run = _TEXT_RUN.match(buffer)
             if run is not None:
                 keys.append(text_key(run.group()))
