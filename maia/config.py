@@ -34,6 +34,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             ]
         },
         "DefaultModel": {"type": "string"},
+        "Theme": {"enum": ["auto", "dark", "light"]},
         "permissions": {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST},
@@ -50,6 +51,7 @@ _FIXES: dict[str, str] = {
     "MaxOutputTokens": "a whole number of at least 1, e.g. 16000",
     "MaxContextTokens": 'a whole number of at least 1000, or a map such as {"gpt-4o": 128000}',
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
+    "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
 }
 
@@ -76,6 +78,7 @@ class Settings:
     max_output_tokens: int | None = None
     max_context_tokens: int | dict[str, int] | None = None
     default_model: str | None = None
+    theme: str = "auto"  # the chat's colours: "auto" follows the terminal's background
     permissions: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -170,6 +173,14 @@ def _describe_error(error: Any, path: Path) -> str:
         return _('{path}: "LiteLLM_URL" must start with http:// or https://, not {value!r}; fix: {fix}.').format(
             path=path, value=error.instance, fix=fix
         )
+    if error.validator == "enum":
+        return _('{path}: "{field}" must be one of {choices}, not {value!r}; fix: {fix}.').format(
+            path=path,
+            field=field_name,
+            choices=", ".join(json.dumps(c) for c in error.validator_value),
+            value=error.instance,
+            fix=fix,
+        )
     if error.validator == "minimum":
         return _('{path}: "{field}" must be at least {minimum}, not {value}; fix: {fix}.').format(
             path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
@@ -211,6 +222,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         max_output_tokens=data.get("MaxOutputTokens"),
         max_context_tokens=data.get("MaxContextTokens"),
         default_model=data.get("DefaultModel"),
+        theme=data.get("Theme", "auto"),
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
         warnings=warnings,
     )

@@ -122,6 +122,7 @@ class ChatApp:
             list_models=self._models,
         )
         self.ui.info(_("Model: {model}").format(model=model))
+        self.ui.session_name = lambda: self.conversation.sessions.name if self.conversation else None
         self._announce_setup()
         if self.options.resume or self.options.continue_last:
             await self._load_at_start()
@@ -562,7 +563,8 @@ def history_path(home: Path, launch: Path) -> Path:
 
 async def run_chat(options: ChatOptions) -> int:
     """Start the terminal UI and the chat; the terminal is always given back."""
-    ui = TerminalUI(history=History.load(history_path(options.home, options.launch)))
+    ui = TerminalUI(history=History.load(history_path(options.home, options.launch)), theme=options.settings.theme)
+    ui.launch = options.launch
     ui.start()
     try:
         return await ChatApp(options, ui).run()

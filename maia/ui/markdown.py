@@ -33,7 +33,7 @@ def _rich(text: str, width: int) -> str:
     console = Console(
         file=buffer,
         width=max(20, width),
-        force_terminal=True,
+        force_terminal=p.styled,
         color_system=_COLOR_SYSTEMS.get(p.colors) if p.colors else None,  # type: ignore[arg-type]
         no_color=not p.colors,
         legacy_windows=False,

@@ -46,6 +46,7 @@ class Palette:
 
     theme: Theme = "dark"
     colors: int = 1 << 24
+    styled: bool = True  # any escape sequence at all (not on TERM=dumb)
     reset: str = "\x1b[m"
     bold: str = "\x1b[1m"
     italic: str = "\x1b[3m"
@@ -117,6 +118,31 @@ def color_depth(term: Terminal, environ: dict[str, str] | None = None) -> int:
     return colors
 
 
+def plain_palette() -> Palette:
+    """No escape sequence at all (``TERM=dumb``)."""
+    none = {k: "" for k in ("info", "warn", "fail", "ask", "ok")}
+    return Palette(
+        colors=0,
+        styled=False,
+        reset="",
+        bold="",
+        italic="",
+        underline="",
+        dim="",
+        green="",
+        yellow="",
+        info="",
+        error="",
+        code="",
+        heading="",
+        link="",
+        shadow="",
+        pink="",
+        badges=none,
+        bar={"green": "", "yellow": "", "red": ""},
+    )
+
+
 def build(term: Terminal, theme: Theme, colors: int) -> Palette:
     """The palette for ``term`` at ``colors`` colours and ``theme``."""
     global _terminal_for_palette
@@ -139,6 +165,11 @@ def build(term: Terminal, theme: Theme, colors: int) -> Palette:
             badges={k: "\x1b[7m" for k in empty},  # reverse video still marks a badge
             bar={"green": "", "yellow": "", "red": ""},
         )
+    if not str(term.green):  # FORCE_COLOR on a terminal whose description has no colours: xterm's sequences
+        from maia.ui.metrics import headless_terminal
+
+        term = headless_terminal()
+        _terminal_for_palette = term
     term.number_of_colors = colors  # FORCE_COLOR may ask for more than the terminal description says
     _RGB_CACHE.clear()
     table = _LIGHT if theme == "light" else _DARK
@@ -180,10 +211,10 @@ def build(term: Terminal, theme: Theme, colors: int) -> Palette:
     )
 
 
-def configure(term: Terminal, theme: Theme, colors: int) -> Palette:
-    """Use the palette for ``term`` from now on."""
+def configure(term: Terminal, theme: Theme, colors: int, styled: bool = True) -> Palette:
+    """Use the palette for ``term`` from now on (``styled=False``: no escape sequence at all)."""
     global _palette
-    _palette = build(term, theme, colors)
+    _palette = build(term, theme, colors) if styled else plain_palette()
     return _palette
 
 

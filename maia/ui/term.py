@@ -63,12 +63,12 @@ class TerminalUI:
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         history: History | None = None,
-        theme: ThemeSetting = "auto",
+        theme: str = "auto",
     ) -> None:
         self.stdin = stdin or sys.stdin
         self.stdout: IO[str] = stdout or sys.stdout
         self.store = UIStore(history=history or History())
-        self.theme: ThemeSetting = theme
+        self.theme: ThemeSetting = theme if theme in ("dark", "light") else "auto"  # type: ignore[assignment]
         self.term: Terminal | None = None
         self.caps = Capabilities()
         self.reader: KeyReader | None = None
@@ -100,6 +100,8 @@ class TerminalUI:
         self.session_name: Callable[[], str | None] | None = None
         self.last_answer = ""
         self.launch: Path | None = None
+        self._plain_state: dict[str, object] = {}
+        self._reading = False
 
     # --- life cycle -------------------------------------------------------------------------------
 
@@ -121,7 +123,7 @@ class TerminalUI:
         self._modes.enter_context(term.raw())
         self.caps = probe(term)
         theme = self.theme if self.theme != "auto" else (self.caps.scheme or style.theme_from_env() or "dark")
-        style.configure(term, theme, style.color_depth(term))  # type: ignore[arg-type]
+        style.configure(term, theme, style.color_depth(term), styled=self.caps.redraw)  # type: ignore[arg-type]
         self.screen = Screen(caps=Caps.of(term) if self.caps.redraw else Caps())
         self._enter_modes(term)
         self.reader = KeyReader(term)
@@ -229,9 +231,54 @@ class TerminalUI:
             self._write(out)
 
     def _plain(self, log: list[str]) -> None:
-        """A terminal that cannot move the cursor (``TERM=dumb``): the log only, and questions as lines."""
+        """A terminal that cannot move the cursor (``TERM=dumb``): lines only, never rewritten.
+
+        The log is printed as it comes; the bottom area becomes lines written once when they change:
+        the status, a question, a list (the current choice again after each move), and the input,
+        echoed as it is typed (an edit other than typing at the end writes the line again).
+        """
+        out: list[str] = []
+        plain = self._plain_state
         if log:
-            self._write("\r\n".join(log) + "\r\n")
+            if plain.get("input_open"):
+                out.append("\r\n")
+                plain["input_open"] = False
+            out.append("\r\n".join(log) + "\r\n")
+        store = self.store
+        status = store.status if store.mode == "busy" else ""
+        if status and status != plain.get("status"):
+            out.append(f"… {status}\r\n")
+        plain["status"] = status
+        if store.mode in ("ask", "confirm") and plain.get("question") != store.question:
+            choices = "(y/n/s=stop)" if store.stop_allowed else "(y/n)"
+            out.append(f"ASK {store.question} {choices} ".replace("\n", "\r\n"))
+        plain["question"] = store.question if store.mode in ("ask", "confirm") else ""
+        selection = store.selection
+        if selection is not None:
+            key = (selection.title, selection.index, tuple(sorted(selection.checked)))
+            if plain.get("selection") is None:
+                out.append(selection.title + "\r\n")
+                out.extend(f"  {choice}\r\n" for choice in selection.choices)
+            if plain.get("selection") != key:
+                box = "[x] " if selection.index in selection.checked else ""
+                out.append(f"❯ {box}{selection.choices[selection.index] if selection.choices else ''}\r\n")
+            plain["selection"] = key
+        else:
+            plain["selection"] = None
+        if store.mode == "input" and self._reading:
+            text = store.input.text.replace("\n", "\r\n  ")
+            shown = plain.get("input")
+            if not plain.get("input_open"):
+                out.append("❯ " + text)
+            elif isinstance(shown, str) and text.startswith(shown):
+                out.append(text[len(shown) :])
+            elif shown != text:
+                out.append("\r\n❯ " + text)
+            plain["input"], plain["input_open"] = text, True
+        elif plain.get("input_open"):
+            out.append("\r\n")
+            plain["input_open"] = False
+        self._write("".join(out))
 
     def redraw(self, force: bool = False) -> None:
         """Bring the bottom area up to date (only what changed is written)."""
@@ -425,11 +472,16 @@ class TerminalUI:
         self.store.mode = "input"
         self.store.status = ""
         self._set_state("idle")
+        self._reading = True
         self.redraw()
-        while True:
-            event = await self._wait_event()
-            if isinstance(event, Submit | Interrupt | EndOfInput):
-                return event
+        try:
+            while True:
+                event = await self._wait_event()
+                if isinstance(event, Submit | Interrupt | EndOfInput):
+                    return event
+        finally:
+            self._reading = False
+            self.redraw()
 
     def _question_room(self) -> int:
         return max(1, self._height - 1 - 4)
@@ -505,6 +557,8 @@ class TerminalUI:
         self.redraw()
 
     def _live_room(self) -> int:
+        if not self.caps.redraw:
+            return 1  # nothing is redrawn: each line goes to the log as soon as it is complete
         return max(3, self._height - 1 - 6)
 
     def on_text(self, text: str) -> None:

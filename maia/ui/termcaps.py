@@ -89,8 +89,9 @@ def create_terminal(stream: IO[str]) -> Terminal:
     saved_default = module["TERMINAL_QUERY_TIMEOUT_SECONDS"]
     module["TERMINAL_QUERY_TIMEOUT_SECONDS"] = timeout  # the XTGETTCAP probe of Terminal.__init__
     no_color = os.environ.pop("NO_COLOR", None)
+    dumb = os.environ.get("TERM") == "dumb"  # blessed would take it for xterm; such a terminal is never asked
     try:
-        return _Terminal(stream=stream)
+        return _Terminal(stream=stream, force_styling=None if dumb else False)
     finally:
         module["TERMINAL_QUERY_TIMEOUT_SECONDS"] = saved_default
         if no_color is not None:
@@ -118,7 +119,8 @@ def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
     """Ask the terminal what it supports (only if it answered the start-up probe)."""
     from maia.ui.screen import parameterized
 
-    redraw = bool(term.does_styling and parameterized(term, "cuu")(1) and str(term.clear_eos)) and term.kind != "dumb"
+    redraw = bool(term.does_styling and parameterized(term, "cuu")(1) and str(term.clear_eos))
+    redraw = redraw and os.environ.get("TERM") != "dumb"
     name = terminal_name(term)
     hyperlinks = any(known in name for known in _HYPERLINKS) or int(os.environ.get("VTE_VERSION", "0") or 0) >= 5000
     if not answers_queries(term) or not redraw:

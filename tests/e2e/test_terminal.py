@@ -340,3 +340,34 @@ def test_the_window_title_follows_the_state(server: HTTPServer, start: Callable[
     term.wait_for("Ok.")
     term.wait_until(lambda: "idle" in term.filter.titles[-1])
     assert any("thinking" in title for title in term.filter.titles)
+
+
+# --- colour and terminal settings -------------------------------------------------------------------
+
+_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-9;]*)?m")
+
+
+def test_no_color_removes_colours_but_not_the_interface(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    answer(server, text_stream("Some **bold** text."))
+    term = start(env={"NO_COLOR": "1"})
+    ready(term)
+    term.send("hi\r")
+    term.wait_for("Some bold text.")
+    assert not _COLOUR.search(term.raw)  # no colour at all…
+    assert b"\x1b[1m" in term.raw and len(input_rows(term)) == 1  # …but bold, and the input box redrawn in place
+
+
+def test_force_color_on_a_terminal_without_colours(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    term = start(env={"TERM": "vt100", "FORCE_COLOR": "1"})
+    ready(term)
+    assert _COLOUR.search(term.raw)
+
+
+def test_a_dumb_terminal_gets_plain_lines(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    answer(server, text_stream("# Title\n\nSome **bold** text.\n\n- one\n- two"))
+    term = start(env={"TERM": "dumb"})
+    term.wait_until(lambda: "Maximum context" in term.text() and term.text().rstrip().endswith("❯"), "no prompt")
+    term.send("hello\r")
+    screen = term.wait_for("two")
+    assert "❯ hello" in screen and "Some bold text." in screen
+    assert b"\x1b" not in term.raw  # not one escape sequence, not one query
