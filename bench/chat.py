@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import statistics
 import sys
@@ -174,6 +175,7 @@ def redraw_costs(lengths: tuple[int, ...] = (1_000, 10_000, 100_000, 200_000)) -
 def main() -> None:
     """Measure and print."""
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = HTTPServer()
     server.start()
     server.expect_request("/v1/models").respond_with_json({"data": [{"id": "bench-model", "max_input_tokens": 128000}]})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 from maia.ui.metrics import length, wrap
 from maia.ui.style import palette
@@ -18,6 +19,14 @@ from maia.ui.style import palette
 def markdown_enabled() -> bool:
     """Off when ``MAIA_NO_MARKDOWN`` is set to anything but 0/empty."""
     return os.environ.get("MAIA_NO_MARKDOWN", "").strip() in ("", "0")
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of a Markdown text, in order: their content without the fences (``/copy N``)."""
+    return [match.group(2).rstrip("\n") for match in _FENCE.finditer(text)]
 
 
 RICH_MAX_LINES = 300  # longer answers use the fast renderer: rich takes about 0.2 ms a line

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from maia.context.bar import BarModel, bar_model
 from maia.i18n import _
-from maia.ui.metrics import layout, length, truncate, wrap
+from maia.ui.metrics import layout, length, terminal, truncate, wrap
 from maia.ui.store import UIStore
 from maia.ui.style import palette
 
@@ -65,8 +65,8 @@ def tool_call_lines(name: str, summary: str, width: int, link: str | None = None
     room = max(1, width - length(head) - 1)
     if length(shown) > room:
         shown = truncate(shown, room - 1) + "…"
-    if link:
-        shown = f"\x1b]8;;{link}\x1b\\{shown}\x1b]8;;\x1b\\"
+    if link and len(link) < 2000:
+        shown = terminal().link(link, shown)  # OSC 8, through blessed
     return [head + shown + ")"]
 
 

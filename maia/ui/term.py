@@ -28,7 +28,7 @@ from maia.ui import metrics, render, style
 from maia.ui.inert import inert, inert_line
 from maia.ui.keys import Key, KeyReader
 from maia.ui.live import Block, Lines, LiveAnswer
-from maia.ui.markdown import render_markdown
+from maia.ui.markdown import code_blocks, render_markdown
 from maia.ui.screen import Caps, Screen
 from maia.ui.store import Answer, Chosen, EndOfInput, Event, History, Interrupt, Selection, Submit, UIStore
 from maia.ui.termcaps import Capabilities, create_terminal, notification, probe
@@ -679,6 +679,18 @@ class TerminalUI:
             self._gone = True
             return False
         return True
+
+    def copy_answer(self, block: int | None = None) -> str | None:
+        """``/copy [N]``: the last answer, or its Nth code block (1-based), to the clipboard; what was copied, or None."""
+        text = self.last_answer
+        if block is not None:
+            blocks = code_blocks(text)
+            if not 1 <= block <= len(blocks):
+                return None
+            text = blocks[block - 1]
+        if not text or not self.copy_to_clipboard(text):
+            return None
+        return text
 
     def status_text(self, model: str | None, session: str | None, cost: float | None) -> str:
         """The ``/status`` line: model, context used (from the bar), session, cost so far."""
