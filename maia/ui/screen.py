@@ -208,7 +208,8 @@ class Screen:
             return ""
         out = []
         for row in range(len(self.rows) - 1, -1, -1):  # row by row: no erase from the top-left corner
-            out.append(self._move(row, 0) + "\r" + self.caps.clear_eol)
+            move = self._move(row, 0)
+            out.append((move if move.endswith("\r") else move + "\r") + self.caps.clear_eol)
         self.rows, self.lines = [], []
         self.cursor_row = self.cursor_col = 0
         if not self.cursor_visible:

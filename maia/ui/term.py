@@ -31,7 +31,7 @@ from maia.ui.live import Block, Lines, LiveAnswer
 from maia.ui.markdown import code_blocks, render_markdown
 from maia.ui.screen import Caps, Screen
 from maia.ui.store import Answer, Chosen, EndOfInput, Event, History, Interrupt, Selection, Submit, UIStore
-from maia.ui.termcaps import Capabilities, create_terminal, notification, probe
+from maia.ui.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notification, probe
 
 if TYPE_CHECKING:
     from blessed import Terminal
@@ -150,7 +150,8 @@ class TerminalUI:
             term._dec_mode_set_enabled(DecPrivateMode.BRACKETED_PASTE)
             self._modes.callback(term._dec_mode_set_disabled, DecPrivateMode.BRACKETED_PASTE)
         if self.caps.kitty:
-            self._modes.enter_context(term.enable_kitty_keyboard(disambiguate=True, timeout=0))
+            # blessed asks the flags again to restore them on exit: this terminal answers, wait for it
+            self._modes.enter_context(term.enable_kitty_keyboard(disambiguate=True, timeout=QUERY_TIMEOUT))
         if self.caps.focus:
             self._modes.enter_context(term.focus_events(timeout=0))
         if self.caps.resize:
@@ -681,7 +682,7 @@ class TerminalUI:
         return True
 
     def copy_answer(self, block: int | None = None) -> str | None:
-        """``/copy [N]``: the last answer, or its Nth code block (1-based), to the clipboard; what was copied, or None."""
+        """``/copy [N]``: the last answer, or its Nth code block (from 1), to the clipboard; what was copied."""
         text = self.last_answer
         if block is not None:
             blocks = code_blocks(text)

@@ -206,8 +206,8 @@ class Terminal:
         if self.answers:
             self._answer(data.encode())
 
-    def pump(self, duration: float = 0.05) -> None:
-        """Read what the child printed for a moment."""
+    def pump(self, duration: float = 0.05) -> bool:
+        """Read what the child printed for a moment; False once it has exited and everything was read."""
         end = time.monotonic() + duration
         while True:
             try:
@@ -215,12 +215,19 @@ class Terminal:
             except pexpect.TIMEOUT:
                 data = b""
             except pexpect.EOF:
-                return
+                return False
             if data:
                 self.raw += data
                 self.stream.feed(self.filter.feed(data))
             if time.monotonic() >= end:
-                return
+                return True
+
+    def wait_exit(self, timeout: float = 20.0) -> None:
+        """Read everything until the child exits (what it prints on its way out included)."""
+        end = time.monotonic() + timeout
+        while self.pump(0.1):
+            if time.monotonic() > end:
+                raise AssertionError(f"the chat did not exit; screen:\n{self.text()}")
 
     def text(self) -> str:
         """The visible screen."""

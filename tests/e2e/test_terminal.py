@@ -371,3 +371,28 @@ def test_a_dumb_terminal_gets_plain_lines(server: HTTPServer, start: Callable[..
     screen = term.wait_for("two")
     assert "❯ hello" in screen and "Some bold text." in screen
     assert b"\x1b" not in term.raw  # not one escape sequence, not one query
+
+
+def test_kitty_keyboard_protocol_where_the_terminal_has_it(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    term = start(kitty=True)
+    ready(term)
+    assert term.filter.kitty_flags == 1  # disambiguate: Esc, Alt and Shift+Enter become distinct
+    term.send("first\x1b[13;2usecond")  # Shift+Enter: a new line, not a request
+    term.wait_until(lambda: [row[6:] for row in input_rows(term)] == ["first", "second"], "no new line")
+    term.send("\x1b[117;5u")  # Ctrl+U in the kitty protocol: everything before the cursor goes
+    term.wait_until(lambda: "Your request" in term.text(), "Ctrl+U was not understood")
+    term.send("\x1b[100;5u")  # Ctrl+D on an empty input: quit
+    term.wait_exit()
+    assert term.filter.kitty_flags == 0  # the terminal's own flags are back
+
+
+def test_colours_follow_a_light_background_unless_the_settings_say(
+    server: HTTPServer, start: Callable[..., Terminal], write_settings: Callable[..., Path]
+) -> None:
+    light = start(scheme="light")
+    ready(light)
+    assert b"\x1b[38;5;25m" in light.raw and b"\x1b[38;5;117m" not in light.raw  # INFO text, light theme
+    write_settings(server.url_for(""), Theme="dark")
+    forced = start(scheme="light")
+    ready(forced)
+    assert b"\x1b[38;5;117m" in forced.raw  # the #7EC8FF of the spec, at 256 colours
