@@ -42,12 +42,11 @@ Output = Block | Lines
 
 @dataclass(slots=True)
 class _Line:
-    """The line being written: inert text, its finished rows and where its last row starts."""
+    """The line being written: its finished rows and its last, unfinished row (inert text)."""
 
-    text: str = ""
     rows: list[str] = field(default_factory=list)
-    tail: int = 0  # offset of the last (unfinished) row
-    given: int = 0  # rows already sent to the log (a line taller than the live area)
+    tail: str = ""  # the last row, still growing: the only text wrapped again when a piece arrives
+    given: bool = False  # its first rows went to the log (a line taller than the live area); dropped here
     columns: int = 0  # display width so far (tab stops)
 
 
@@ -91,21 +90,19 @@ class LiveAnswer:
         text = inert(raw, column=line.columns) if raw else ""
         if not text:
             return
-        line.text += text
         line.columns += length(text)
-        rows = layout(line.text, self.width, line.tail)
-        for start, end in rows[:-1]:
-            line.rows.append(line.text[start:end])
-        line.tail = rows[-1][0]
+        tail = line.tail + text
+        spans = layout(tail, self.width)
+        line.rows.extend(tail[s:e] for s, e in spans[:-1])
+        line.tail = tail[spans[-1][0] :]
 
     def _line_rows(self) -> list[str]:
         line = self._line
-        rows = [*line.rows, line.text[line.tail :]]
-        return rows[line.given :] if line.text else []
+        return [*line.rows, line.tail] if line.rows or line.tail else []
 
     def _end_line(self) -> list[Output]:
         line = self._line
-        text = line.text
+        text = "".join(line.rows) + line.tail
         shown = self._line_rows() or [""]
         given = line.given
         self._line = _Line()
@@ -176,7 +173,8 @@ class LiveAnswer:
         extra = len(line_rows) - self.room
         if extra > 0:  # one line taller than the live area: its finished rows go as they are
             out.append(Lines(line_rows[:extra]))
-            line.given += extra
+            del line.rows[:extra]  # keep only what is live: the cost stays flat however long the line
+            line.given = True
             self._spilled = True
         return out
 
@@ -186,7 +184,7 @@ class LiveAnswer:
         if self._hold:
             self._hold = ""
             self._append("\r")
-        if self._line.text or self._line.given:
+        if self._line.rows or self._line.tail:
             out.extend(self._end_line())
         out.extend(self._close_block())
         return out
@@ -208,10 +206,11 @@ class LiveAnswer:
         self.width, self.room = max(10, width), max(1, room)
         self._block_rows = [row for text in self._block for row in _rows(text, self.width)]
         line = self._line
-        if line.text and not line.given:
-            spans = layout(line.text, self.width)
-            line.rows = [line.text[s:e] for s, e in spans[:-1]]
-            line.tail = spans[-1][0]
+        if not line.given and (line.rows or line.tail):
+            text = "".join(line.rows) + line.tail
+            spans = layout(text, self.width)
+            line.rows = [text[s:e] for s, e in spans[:-1]]
+            line.tail = text[spans[-1][0] :]
 
     @property
     def answer(self) -> str:
