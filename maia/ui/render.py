@@ -112,6 +112,24 @@ def result_lines(
     return [fit(first, width), *[fit(f"    {colour}{line}{p.reset}", width) for line in body[1:]]]
 
 
+def approval_lines(detail: str, kind: str | None, width: int) -> list[str]:
+    """What a permission question is about, whole (a command, a unified diff, arguments), already inert."""
+    p = palette()
+    lines: list[str] = []
+    for raw in detail.rstrip("\n").split("\n"):
+        colour = ""
+        if kind == "diff":
+            if raw.startswith("+") and not raw.startswith("+++"):
+                colour = p.green
+            elif raw.startswith("-") and not raw.startswith("---"):
+                colour = p.error
+            elif raw.startswith(("@@", "+++", "---")):
+                colour = p.dim
+        for row in wrap(raw, max(10, width - 4)) or [""]:
+            lines.append(fit(f"  {p.dim}│{p.reset} {colour}{row}{p.reset if colour else ''}", width))
+    return lines
+
+
 def bar_line(tokens: int, maximum: int | None, width: int) -> str:
     """The context bar, right-aligned: coloured squares then the label."""
     p = palette()

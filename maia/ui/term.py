@@ -524,8 +524,20 @@ class TerminalUI:
         """A yes/no question in the input box (y/o = yes; n/Esc = no; Enter alone is ignored)."""
         return await self._question(message, False) == "yes"
 
-    async def ask(self, message: str) -> AskAnswer:
-        """A permission question: yes, no or stop; it shows the exact text it is given, inert."""
+    async def ask(self, message: str, approval: object | None = None) -> AskAnswer:
+        """A permission question: yes, no or stop; it shows the exact text it is given, inert.
+
+        ``approval`` (the application layer's ``Approval``: ``detail``, ``detail_kind``, ``reason``)
+        prints the whole command or diff in the log first, inert, with the reason the engine asked.
+        """
+        detail = getattr(approval, "detail", None)
+        reason = getattr(approval, "reason", None)
+        if isinstance(detail, str) and detail:
+            kind = getattr(approval, "detail_kind", None)
+            kind = kind if isinstance(kind, str) else None
+            self.print_lines(render.approval_lines(inert(detail), kind, self._width - 1))
+        if isinstance(reason, str) and reason:
+            self.info(reason)
         return await self._question(message, True)
 
     async def select(self, title: str, choices: list[str], multi: bool = False) -> Chosen:

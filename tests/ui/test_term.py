@@ -131,3 +131,20 @@ async def test_status_line(ui: tuple[TerminalUI, Pty]) -> None:
     text = interface.status_text("gpt-4o", "session_1", 0.0123)
     assert text == "Model: gpt-4o · context: 12,345 / 128,000 tokens (10%) · session: session_1 · cost: $0.0123"
     assert "cost: unknown" in interface.status_text("gpt-4o", None, None)
+
+
+async def test_an_approval_shows_the_whole_command_or_diff_inert(ui: tuple[TerminalUI, Pty]) -> None:
+    interface, terminal = ui
+
+    class Approval:
+        detail = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new \x1b]52;c;aGk=\x07"
+        detail_kind = "diff"
+        reason = "the command writes outside the folder"
+
+    question = asyncio.ensure_future(interface.ask("Allow Edit: x?", Approval()))
+    await until(lambda: "(y/n/s=stop)" in terminal.read())
+    output = terminal.read()
+    assert "+new ␛]52;c;aGk=␇" in output and "\x1b]52;c;aGk=" not in output
+    assert "the command writes outside the folder" in output
+    terminal.type("n")
+    assert await question == "no"
