@@ -120,12 +120,16 @@ class TerminalUI:
         self.term = term
         metrics.use_terminal(term)
         self._size()
-        self._modes.enter_context(term.raw())
-        self.caps = probe(term)
-        theme = self.theme if self.theme != "auto" else (self.caps.scheme or style.theme_from_env() or "dark")
-        style.configure(term, theme, style.color_depth(term), styled=self.caps.redraw)  # type: ignore[arg-type]
-        self.screen = Screen(caps=Caps.of(term) if self.caps.redraw else Caps())
-        self._enter_modes(term)
+        try:
+            self._modes.enter_context(term.raw())
+            self.caps = probe(term)
+            theme = self.theme if self.theme != "auto" else (self.caps.scheme or style.theme_from_env() or "dark")
+            style.configure(term, theme, style.color_depth(term), styled=self.caps.redraw)  # type: ignore[arg-type]
+            self.screen = Screen(caps=Caps.of(term) if self.caps.redraw else Caps())
+            self._enter_modes(term)
+        except BaseException:
+            self._modes.close()  # never leave the terminal in raw mode
+            raise
         self.reader = KeyReader(term)
         typed = term.flushinp()  # keys typed while the terminal was being asked
         loop.add_reader(self._fd, self._on_readable)
