@@ -1,54 +1,88 @@
-"""The chat: time to the first prompt, idle memory, a 2,000-line Markdown answer, keystroke latency while streaming.
+"""The chat: first prompt (answering and silent terminals), idle output, redraw cost, Markdown, keystroke latency.
 
-Run: ``.venv/bin/python bench/chat.py [runs]`` (needs the test extras: pexpect, pytest-httpserver).
+Run: ``.venv/bin/python bench/chat.py [runs]`` (needs the test extras: pexpect, pyte, pytest-httpserver).
+
+Every start-up figure is the median of ``runs`` runs, taken side by side with its reference (the
+runs alternate), in the same kind of pseudo-terminal read through the tests' pyte screen:
+
+- *answering*: the terminal answers queries as a real one does (cursor position, DEC modes…);
+- *silent*: a plain PTY that answers nothing (a script, a CI runner): blessed's queries time out.
+
+The reference is a Python that imports the stack and creates a ``blessed.Terminal`` in the same
+terminal, then prints a line. Idle output counts the bytes the chat writes while it waits at the
+prompt. Redraw cost is measured in the process, the frames written to a real PTY.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
-from common import time_command
-from pytest_httpserver import HTTPServer
-from werkzeug import Request, Response
-
-from maia.ui.markdown import render_markdown
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_httpserver import HTTPServer  # noqa: E402
+from werkzeug import Request, Response  # noqa: E402
+
+from tests.e2e.terminal import Terminal, chat_env  # noqa: E402
+
 STACK = (
     "import click, httpx, jsonschema, yaml, wcwidth, rich.markdown, tree_sitter, tree_sitter_bash, pathspec, "
-    "filelock, markdownify"
+    "filelock, markdownify, blessed\nterm = blessed.Terminal()\nprint('REFERENCE READY')"
 )
+PROMPT = "Your request"
 
 
-def spawn(home: Path, project: Path) -> pexpect.spawn:
-    """Start ``maia chat`` in a 100×30 pseudo-terminal."""
-    env = {**os.environ, "MAIA_HOME": str(home), "MAIA_CWD": str(project), "TERM": "xterm-256color"}
-    return pexpect.spawn(
-        sys.executable, ["-m", "maia", "chat", "-m", "bench-model"], env=env, dimensions=(30, 100), timeout=30
+def launch(home: Path, project: Path, answers: bool, reference: bool = False) -> Terminal:
+    """``maia chat`` (or the reference program) in a 100×30 pseudo-terminal."""
+    program = [sys.executable, "-c", STACK] if reference else None
+    return Terminal(
+        ["chat", "-m", "bench-model"], project, chat_env(home, project), 100, 30, answers=answers, program=program
     )
 
 
-def first_prompt(home: Path, project: Path) -> tuple[float, int]:
-    """Seconds until the input box is drawn, and the idle RSS (kB) a second later."""
-    start = time.perf_counter()
-    child = spawn(home, project)
-    child.expect("Your request")
-    elapsed = time.perf_counter() - start
-    time.sleep(1.0)
+def time_to(term: Terminal, needle: str) -> float:
+    """Seconds from spawn until ``needle`` is on the screen."""
+    term.wait_for(needle, timeout=60)
+    return time.monotonic() - term.started
+
+
+def startup(home: Path, project: Path, runs: int, answers: bool) -> tuple[float, float]:
+    """Median seconds to the first prompt, and to the reference's line, alternating runs."""
+    chat, reference = [], []
+    for _ in range(runs):
+        ref = launch(home, project, answers, reference=True)
+        reference.append(time_to(ref, "REFERENCE READY"))
+        ref.close()
+        term = launch(home, project, answers)
+        chat.append(time_to(term, PROMPT))
+        term.close()
+    return statistics.median(chat), statistics.median(reference)
+
+
+def idle_output(home: Path, project: Path, seconds: float = 5.0) -> tuple[float, int]:
+    """Bytes per second written at the idle prompt (after it settled), and the RSS (kB) then."""
+    term = launch(home, project, True)
+    term.wait_for("/ 128k")  # the context bar knows the maximum: start-up is over
+    term.settle(quiet=1.0, timeout=15)
+    before = len(term.raw)
+    term.pump(seconds)
+    rate = (len(term.raw) - before) / seconds
     rss = 0
-    for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
+    for line in Path(f"/proc/{term.child.pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             rss = int(line.split()[1])
-    child.terminate(force=True)
-    return elapsed, rss
+    term.close()
+    return rate, rss
 
 
 def slow_stream(_request: Request) -> Response:
@@ -65,26 +99,83 @@ def slow_stream(_request: Request) -> Response:
 
 def keystroke_latency(home: Path, project: Path, samples: int = 10) -> float:
     """Median milliseconds from a key press to its echo in the input box while an answer streams."""
-    child = spawn(home, project)
-    child.delaybeforesend = None  # pexpect waits 50 ms before each send by default
-    child.expect("Your request")
-    child.send("go\r")
-    child.expect("w1 ")
+    term = launch(home, project, True)
+    term.wait_for(PROMPT)
+    term.send("go\r")
+    term.wait_for("w1 ")
     delays = []
     for n in range(samples):
         marker = chr(0x0436 + n)  # Cyrillic letters: no escape sequence contains their bytes
-        start = time.perf_counter()
-        child.send(marker)
-        child.expect(marker.encode(), timeout=5)
-        delays.append(time.perf_counter() - start)
+        start = time.monotonic()
+        term.send(marker)
+        term.wait_for(marker, timeout=10)
+        delays.append(time.monotonic() - start)
         time.sleep(0.05)
-    child.terminate(force=True)
+    term.close()
     return statistics.median(delays) * 1000
+
+
+def redraw_costs(lengths: tuple[int, ...] = (1_000, 10_000, 100_000, 200_000)) -> list[tuple[int, float]]:
+    """Milliseconds per frame (a piece of text arrives, the frame is redrawn) after ``n`` characters streamed."""
+    import pty
+    import random
+
+    from maia.ui.term import TerminalUI
+
+    random.seed(1)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "x" * 12, "code()", "\tindent"]
+    results = []
+    for n in lengths:
+        text = ""
+        while len(text) < n:
+            text += " ".join(random.choice(words) for _ in range(12)) + ("\n" if random.random() < 0.3 else " ")
+        master, slave = pty.openpty()
+        os.set_blocking(master, False)
+        stop = threading.Event()
+
+        def drain(fd: int = master, done: threading.Event = stop) -> None:
+            while not done.is_set():
+                try:
+                    os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    time.sleep(0.001)
+                except OSError:
+                    return
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        stdin = os.fdopen(slave, "r", closefd=False)
+        stdout = os.fdopen(os.dup(slave), "w", encoding="utf-8", closefd=True)
+
+        async def run(body: str = text[:n], out: object = stdout, inp: object = stdin) -> float:
+            ui = TerminalUI(stdin=inp, stdout=out)  # type: ignore[arg-type]
+            ui.start()
+            ui.set_busy(True, "Thinking")
+            ui.on_thinking(True)
+            ui.on_text(body)
+            ui.redraw()
+            samples = []
+            for _ in range(15):
+                start = time.perf_counter()
+                ui.on_text("w ")
+                ui.redraw()
+                samples.append(time.perf_counter() - start)
+            ui.on_text_end()
+            ui.stop()
+            return statistics.median(samples)
+
+        results.append((n, asyncio.run(run()) * 1000))
+        stop.set()
+        stdout.close()
+        os.close(slave)
+        os.close(master)
+    return results
 
 
 def main() -> None:
     """Measure and print."""
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = HTTPServer()
     server.start()
     server.expect_request("/v1/models").respond_with_json({"data": [{"id": "bench-model", "max_input_tokens": 128000}]})
@@ -102,26 +193,14 @@ def main() -> None:
                 }
             )
         )
-        first_prompt(home, project)  # warm caches (vocabulary placed, bytecode)
-        results = [first_prompt(home, project) for _ in range(runs)]
-        startup = statistics.median(r[0] for r in results)
-        rss = statistics.median(r[1] for r in results)
-        reference = time_command([sys.executable, "-c", STACK], runs)
-        try:
-            import blessed  # noqa: F401
-
-            blessed_ref = time_command(
-                [
-                    sys.executable,
-                    "-c",
-                    STACK + "\nimport blessed, io\nblessed.Terminal(stream=io.StringIO(), force_styling=True)",
-                ],
-                runs,
-            )
-        except ImportError:
-            blessed_ref = None
+        startup(home, project, 1, True)  # warm caches (vocabulary placed, bytecode)
+        answering, answering_ref = startup(home, project, runs, True)
+        silent, silent_ref = startup(home, project, runs, False)
+        rate, rss = idle_output(home, project)
         latency = keystroke_latency(home, project)
     server.stop()
+    from maia.ui.markdown import render_markdown
+
     markdown = "\n".join(
         f"{n}. item **{n}** with `code` and [a link](https://x/{n})" if n % 5 else f"## Part {n}" for n in range(2000)
     )
@@ -132,18 +211,21 @@ def main() -> None:
         render_markdown(markdown, 100)
         samples.append(time.perf_counter() - start)
     render = statistics.median(samples) * 1000
-    print(f"maia chat to the first prompt: median {startup * 1000:.0f} ms of {runs} runs")
+    print(f"maia chat to the first prompt (medians of {runs} runs, side by side with the reference)")
     print(
-        f"  reference, importing the stack:                {reference * 1000:.0f} ms  ratio {startup / reference:.2f}x"
+        f"  answering terminal: {answering * 1000:.0f} ms; stack + blessed Terminal {answering_ref * 1000:.0f} ms;"
+        f" ratio {answering / answering_ref:.2f}x (target ≤ 1.2x)"
     )
-    if blessed_ref:
-        print(
-            f"  reference, stack + a blessed Terminal:          {blessed_ref * 1000:.0f} ms  ratio "
-            f"{startup / blessed_ref:.2f}x (target ≤ 1.2x)"
-        )
-    print(f"idle memory (RSS): {rss / 1024:.1f} MB (target ≤ 80 MB)")
-    print(f"2,000-line Markdown answer rendered in {render:.0f} ms (target ≤ 50 ms)")
+    print(
+        f"  silent terminal:    {silent * 1000:.0f} ms; stack + blessed Terminal {silent_ref * 1000:.0f} ms;"
+        f" {1000 * (silent - answering):+.0f} ms vs answering (target ≤ +500 ms)"
+    )
+    print(f"idle output at the prompt: {rate:.0f} bytes/s; idle memory (RSS): {rss / 1024:.1f} MB")
     print(f"keystroke to screen while an answer streams: median {latency:.1f} ms")
+    print(f"2,000-line Markdown answer rendered in {render:.0f} ms")
+    print("redraw while an answer streams (a piece arrives, one frame):")
+    for length, cost in redraw_costs():
+        print(f"  after {length:>7,} characters: {cost:.2f} ms per frame")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         },
         "DefaultModel": {"type": "string", "minLength": 1},
         "ReadTimeout": {"type": "number", "exclusiveMinimum": 0},
+        "Theme": {"enum": ["auto", "dark", "light"]},
         "permissions": {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
@@ -56,6 +57,7 @@ _FIXES: dict[str, str] = {
     "MaxContextTokens": 'a whole number of at least 1000, or a map such as {"gpt-4o": 128000}',
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
     "ReadTimeout": "seconds to wait for the proxy's next bytes before giving up, e.g. 600",
+    "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
     "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
     '"read-only", or "off"',
@@ -87,6 +89,7 @@ class Settings:
     max_context_tokens: int | dict[str, int] | None = None
     default_model: str | None = None
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    theme: str = "auto"  # the chat's colours: "auto" follows the terminal's background
     permissions: dict[str, list[str]] = field(default_factory=dict)
     sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
     sandbox_writable_roots: list[str] = field(default_factory=list)
@@ -256,6 +259,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         max_context_tokens=data.get("MaxContextTokens"),
         default_model=data.get("DefaultModel"),
         read_timeout=float(data.get("ReadTimeout", DEFAULT_READ_TIMEOUT)),
+        theme=data.get("Theme", "auto"),
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
         sandbox=data.get("Sandbox"),
         sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),

@@ -204,3 +204,18 @@ def test_parse_model_spec(spec: str, name: str) -> None:
 def test_empty_model_spec_is_refused() -> None:
     with pytest.raises(ConfigError):
         parse_model_spec("litellm:")
+
+
+def test_theme_setting(home: Path) -> None:
+    base = {"LiteLLM_URL": "http://x", "OpenAI_EndPoint": "/c", "LiteLLM_Models": "/m"}
+    _write(home, json.dumps(base))
+    assert load_settings(home, env={}).theme == "auto"
+    _write(home, json.dumps({**base, "Theme": "light"}))
+    assert load_settings(home, env={}).theme == "light"
+    _write(home, json.dumps({**base, "Theme": "solarized"}))
+    with pytest.raises(ConfigError) as info:
+        load_settings(home, env={})
+    assert str(info.value) == (
+        f'{home / "settings.json"}: "Theme" must be one of "auto", "dark", "light", not "solarized"; '
+        "fix: \"auto\" (follow the terminal's background), \"dark\" or \"light\"."
+    )

@@ -8,7 +8,8 @@ import json
 from importlib import resources
 
 from maia.i18n import _
-from maia.ui.render import RESET, visible_width, wrap
+from maia.ui.metrics import length, wrap
+from maia.ui.style import palette
 
 FULL_WIDTH = 58
 MEDIUM_WIDTH = 25
@@ -17,9 +18,6 @@ FONT = {  # 5×7 pixel letters
     "a": ["00000", "00000", "01110", "00001", "01111", "10001", "01111"],
     "i": ["00100", "00000", "01100", "00100", "00100", "00100", "01110"],
 }
-SHADOW = "\x1b[38;2;70;70;90m"
-GREEN = "\x1b[92m"
-PINK = "\x1b[38;2;255;121;198m"
 
 
 def taglines() -> tuple[str, str]:
@@ -41,16 +39,17 @@ def _rgb(colour: str) -> tuple[int, int, int]:
 def image_lines() -> list[str]:
     """The image in half blocks: each character shows two pixels (▀ top colour, background bottom)."""
     rows = image_rows()
+    p = palette()
     lines = []
     for y in range(0, len(rows), 2):
         out = []
         for top, bottom in zip(rows[y], rows[y + 1], strict=True):
             if top and bottom:
-                out.append("\x1b[38;2;{};{};{}m\x1b[48;2;{};{};{}m▀".format(*_rgb(top), *_rgb(bottom)) + RESET)
+                out.append(p.rgb(*_rgb(top)) + p.rgb(*_rgb(bottom), background=True) + "▀" + p.reset)
             elif top:
-                out.append("\x1b[38;2;{};{};{}m▀".format(*_rgb(top)) + RESET)
+                out.append(p.rgb(*_rgb(top)) + "▀" + p.reset)
             elif bottom:
-                out.append("\x1b[38;2;{};{};{}m▄".format(*_rgb(bottom)) + RESET)
+                out.append(p.rgb(*_rgb(bottom)) + "▄" + p.reset)
             else:
                 out.append(" ")
         lines.append("".join(out))
@@ -66,6 +65,7 @@ def title_lines(word: str = "Maia") -> list[str]:
         for y, row in enumerate(glyph):
             for x, bit in enumerate(row):
                 pixels[y][n * 6 + x] = bit == "1"
+    p = palette()
     lines = []
     for y in range(8):
         out = []
@@ -74,9 +74,9 @@ def title_lines(word: str = "Maia") -> list[str]:
             shadow = y > 0 and x > 0 and pixels[y - 1][x - 1]
             if on:
                 r, g, b = colorsys.hsv_to_rgb(x / (width + 2), 0.75, 1.0)
-                out.append(f"\x1b[38;2;{round(r * 255)};{round(g * 255)};{round(b * 255)}m█{RESET}")
-            elif shadow:
-                out.append(f"{SHADOW}█{RESET}")
+                out.append(f"{p.rgb(round(r * 255), round(g * 255), round(b * 255))}█{p.reset}")
+            elif shadow and p.colors:  # without colours a shadow would merge with the letters
+                out.append(f"{p.shadow}█{p.reset}")
             else:
                 out.append(" ")
         lines.append("".join(out))
@@ -86,7 +86,9 @@ def title_lines(word: str = "Maia") -> list[str]:
 def banner_lines(width: int) -> list[str]:
     """The banner for a terminal ``width`` columns wide: full from 58, without the image from 25, else a frame."""
     green, pink = taglines()
-    if width >= FULL_WIDTH:
+    p = palette()
+    green_colour, pink_colour = p.green, p.pink
+    if width >= FULL_WIDTH and p.colors:  # without colours the image would be a grey blot
         image = image_lines()
         title = title_lines()
         top = (len(image) - len(title)) // 2
@@ -95,21 +97,21 @@ def banner_lines(width: int) -> list[str]:
             right = title[n - top] if 0 <= n - top < len(title) else ""
             lines.append(f"{row}  {right}".rstrip())
         lines.append("")
-        lines.extend(GREEN + line + RESET for line in wrap(green, width - 1))
-        lines.extend(PINK + line + RESET for line in wrap(pink, width - 1))
+        lines.extend(green_colour + line + p.reset for line in wrap(green, width - 1))
+        lines.extend(pink_colour + line + p.reset for line in wrap(pink, width - 1))
         return lines
     if width >= MEDIUM_WIDTH:
         lines = list(title_lines())
         lines.append("")
-        lines.extend(GREEN + line + RESET for line in wrap(green, width - 1))
-        lines.extend(PINK + line + RESET for line in wrap(pink, width - 1))
+        lines.extend(green_colour + line + p.reset for line in wrap(green, width - 1))
+        lines.extend(pink_colour + line + p.reset for line in wrap(pink, width - 1))
         return lines
     inner = max(6, width - 2)
     centred = "Maia".center(inner)
     frame = [f"╔{'═' * inner}╗", f"║{centred}║", f"╚{'═' * inner}╝"]
-    return [*frame, *[PINK + line + RESET for line in wrap(pink, width - 1)]]
+    return [*frame, *[pink_colour + line + p.reset for line in wrap(pink, width - 1)]]
 
 
 def banner_width(lines: list[str]) -> int:
     """The widest line, in columns."""
-    return max((visible_width(line) for line in lines), default=0)
+    return max((length(line) for line in lines), default=0)

@@ -123,6 +123,7 @@ class ChatApp:
         await self._app.start()
         self._app.conversation.on_compacted = self.on_compacted
         self.ui.info(_("Model: {model}").format(model=model))
+        self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
         self.announce(self._app.report)
         if self.options.resume or self.options.continue_last:
             try:
@@ -524,7 +525,8 @@ def history_path(home: Path, launch: Path) -> Path:
 
 async def run_chat(options: ChatOptions) -> int:
     """Start the terminal UI and the chat; the terminal is always given back."""
-    ui = TerminalUI(history=History.load(history_path(options.home, options.launch)))
+    ui = TerminalUI(history=History.load(history_path(options.home, options.launch)), theme=options.settings.theme)
+    ui.launch = options.launch
     ui.start()
     try:
         return await ChatApp(options, ui).run()

@@ -1,165 +1,167 @@
-"""Decoding what the terminal sends into key events: legacy sequences, kitty's CSI u, bracketed paste."""
+"""What the terminal sends, turned into keys by blessed: a small adapter around ``blessed.keyboard.resolve_sequence``.
+
+blessed decodes every sequence (legacy, xterm modifiers, the kitty keyboard protocol, bracketed
+paste, focus events) and names the keys (``KEY_ENTER``, ``KEY_CTRL_C``, ``KEY_SHIFT_ENTER``…).
+This adapter adds what an asyncio chat needs around it:
+
+- bytes are read by the event loop in large blocks (``Terminal.async_inkey`` reads one byte per
+  system call, and a 1 MB paste would hold the loop), decoded incrementally, and resolved here;
+- timing: a lone Esc (or an unfinished ``ESC [``) waits ``ESCDELAY`` (blessed's 350 ms) for the
+  rest of its sequence, then is resolved as it stands, so a slow arrow key is not split and an
+  incomplete sequence never swallows the next key; a paste whose end marker never comes ends
+  after a pause instead of swallowing all later input;
+- replies to terminal queries that arrive late (cursor reports, mode reports, capability strings)
+  and unknown sequences are dropped instead of being typed as text;
+- a few names are made distinct where blessed gives one name to keys the chat tells apart:
+  ``\\n`` (Ctrl+J, a new line) versus ``\\r`` (Enter), and keypad Enter (``ESC O M``).
+"""
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from blessed.keyboard import DEFAULT_ESCDELAY, resolve_sequence
+
+if TYPE_CHECKING:
+    from blessed import Terminal
 
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
+PASTE = "BRACKETED_PASTE"
+TEXT = ""  # the name of a key that is plain text
+ESC_DELAY = DEFAULT_ESCDELAY
+PASTE_TIMEOUT = 1.0  # a paste whose end marker has not come after this pause is over
+_WINDOW = 64  # the longest key sequence blessed resolves (a paste is handled before)
 
-_CSI = re.compile(r"\x1b\[([0-9;:?>]*)([A-Za-z~^$@])")
-_SS3 = re.compile(r"\x1bO([A-Za-z])")
-_LEGACY = {
-    "A": "up",
-    "B": "down",
-    "C": "right",
-    "D": "left",
-    "H": "home",
-    "F": "end",
-    "1~": "home",
-    "7~": "home",
-    "4~": "end",
-    "8~": "end",
-    "3~": "delete",
-    "2~": "insert",
-    "5~": "page_up",
-    "6~": "page_down",
-    "Z": "shift_tab",
-}
-_CONTROL = {
-    "\r": "enter",
-    "\n": "newline",
-    "\t": "tab",
-    "\x7f": "backspace",
-    "\x08": "backspace",
-    "\x01": "ctrl_a",
-    "\x05": "ctrl_e",
-    "\x15": "ctrl_u",
-    "\x17": "ctrl_w",
-    "\x03": "ctrl_c",
-    "\x04": "ctrl_d",
-    "\x0c": "ctrl_l",
-    "\x0b": "ctrl_k",
-    "\x02": "left",
-    "\x06": "right",
-    "\x10": "up",
-    "\x0e": "down",
-}
+_TEXT_RUN = re.compile(r"[^\x00-\x1f\x7f\x1b]+")
+# a complete sequence blessed did not recognise (a late query reply, an unsupported key): dropped
+_UNKNOWN = re.compile(r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|O.)", re.DOTALL)
+# a string reply (OSC colours, DCS capabilities, APC): never a key; dropped once complete
+_STRING_START = ("\x1b]", "\x1bP", "\x1b_", "\x1b^", "\x1bX")
+_STRING = re.compile(r"\x1b[P_^X\]](?:(?!\x1b\\|\x07).)*(?:\x1b\\|\x07)", re.DOTALL)
+_STRING_MAX = 65536
+_DROPPED = frozenset({"CPR_RESPONSE", "XTGETTCAP_RESPONSE", "XTVERSION_RESPONSE", "CSI", "KEY_ESCAPE_SEQUENCE"})
 
 
 @dataclass(frozen=True, slots=True)
 class Key:
-    """A key press: a ``name`` (enter, up, ctrl_c, char…), the character for ``char``, pasted text for ``paste``."""
+    """A key: blessed's ``name`` (``KEY_ENTER``, ``KEY_CTRL_C``…), or ``""`` with the typed ``text``.
+
+    A paste is ``BRACKETED_PASTE`` with the pasted text (line breaks as ``\\n``); typed text that
+    arrives in one read is one key.
+    """
 
     name: str
     text: str = ""
 
+    @property
+    def is_text(self) -> bool:
+        """Plain typed text."""
+        return self.name == TEXT
 
-class KeyDecoder:
-    """Feed it what the terminal sends; it returns complete key events (an unfinished sequence waits)."""
 
-    def __init__(self) -> None:
+def text_key(text: str) -> Key:
+    """A key of typed text."""
+    return Key(TEXT, text)
+
+
+class KeyReader:
+    """Feed it what the terminal sends; it returns complete keys (an unfinished sequence waits for more)."""
+
+    def __init__(self, term: Terminal, esc_delay: float = ESC_DELAY, paste_timeout: float = PASTE_TIMEOUT) -> None:
+        self.term = term
+        self.esc_delay = esc_delay
+        self.paste_timeout = paste_timeout
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buffer = ""
-        self._paste: list[str] | None = None
 
     @property
-    def pending(self) -> bool:
-        """An incomplete sequence is waiting (a lone Esc is only known after a short pause)."""
-        return bool(self._buffer)
+    def delay(self) -> float | None:
+        """Seconds to wait for the rest of a sequence before :meth:`flush` (None: nothing waits)."""
+        if not self._buffer:
+            return None
+        return self.paste_timeout if self._buffer.startswith(PASTE_START) else self.esc_delay
+
+    def feed(self, data: bytes | str) -> list[Key]:
+        """Decode and resolve as much as possible."""
+        self._buffer += data if isinstance(data, str) else self._decoder.decode(data)
+        return self._resolve(final=False)
 
     def flush(self) -> list[Key]:
-        """After a pause: a waiting lone Esc is the Esc key."""
-        keys = [Key("escape")] if self._buffer == "\x1b" else []
-        self._buffer = "" if self._buffer == "\x1b" else self._buffer
-        return keys
+        """After a pause: whatever waits is resolved as it stands (a lone Esc is the Esc key)."""
+        return self._resolve(final=True)
 
-    def feed(self, data: str) -> list[Key]:
-        """Decode as much as possible."""
-        self._buffer += data
+    def _resolve(self, final: bool) -> list[Key]:
         keys: list[Key] = []
-        while self._buffer:
-            if self._paste is not None:
-                end = self._buffer.find(PASTE_END)
-                if end < 0:
-                    keep = len(PASTE_END) - 1  # the end marker may be split across reads: keep a tail
-                    if len(self._buffer) > keep:
-                        self._paste.append(self._buffer[:-keep])
-                        self._buffer = self._buffer[-keep:]
+        buffer = self._buffer
+        term = self.term
+        while buffer:
+            if buffer.startswith(PASTE_START):
+                end = buffer.find(PASTE_END, len(PASTE_START))
+                if end < 0 and not final:
                     break
-                self._paste.append(self._buffer[:end])
-                text = "".join(self._paste).replace("\r\n", "\n").replace("\r", "\n")
-                keys.append(Key("paste", text))
-                self._paste = None
-                self._buffer = self._buffer[end + len(PASTE_END) :]
+                body = buffer[len(PASTE_START) : end if end >= 0 else len(buffer)]
+                keys.append(Key(PASTE, body.replace("\r\n", "\n").replace("\r", "\n")))
+                buffer = buffer[end + len(PASTE_END) :] if end >= 0 else ""
                 continue
-            key, used = self._one(self._buffer)
-            if used == 0:
-                break  # incomplete: wait for more bytes
-            self._buffer = self._buffer[used:]
+            if buffer.startswith(_STRING_START):
+                string = _STRING.match(buffer)
+                if string is not None:
+                    buffer = buffer[string.end() :]
+                    continue
+                if not final and len(buffer) < _STRING_MAX:
+                    break  # the rest of the reply is on its way (or it was Alt+] and the pause will tell)
+            run = _TEXT_RUN.match(buffer)
+            if run is not None:
+                keys.append(text_key(run.group()))
+                buffer = buffer[run.end() :]
+                continue
+            window = buffer[:_WINDOW]
+            # blessed's private tables are its resolver's documented inputs; Terminal.inkey passes the same
+            stroke = resolve_sequence(
+                window,
+                term._keymap,
+                term._keycodes,
+                term._keymap_prefixes,
+                final=final,
+                dec_mode_cache=term._dec_mode_cache,
+            )
+            if stroke.name == "KEY_ESCAPE" and len(stroke) == 1 and len(buffer) > 1:
+                unknown = _UNKNOWN.match(buffer)
+                if unknown is not None:
+                    buffer = buffer[unknown.end() :]  # a complete sequence blessed does not know: drop it
+                    continue
+            if stroke.name == "KEY_ESCAPE" and len(stroke) == 1 and not final:
+                break  # a lone Esc or the start of a sequence: wait for the rest (or the pause)
+            used = max(1, len(stroke))
+            sequence = buffer[:used]
+            buffer = buffer[used:]
+            key = _key(stroke, sequence)
             if key is not None:
-                if key.name == "paste_start":
-                    self._paste = []
-                else:
-                    keys.append(key)
+                keys.append(key)
+        self._buffer = buffer
         return keys
 
-    def _one(self, data: str) -> tuple[Key | None, int]:
-        first = data[0]
-        if first != "\x1b":
-            if first in _CONTROL:
-                return Key(_CONTROL[first]), 1
-            if ord(first) < 32:
-                return None, 1  # other control characters are ignored
-            return Key("char", first), 1
-        if len(data) == 1:
-            return None, 0  # a lone Esc, or the start of a sequence: wait
-        if data.startswith(PASTE_START):
-            return Key("paste_start"), len(PASTE_START)
-        if data[1] == "[":
-            match = _CSI.match(data)
-            if match is None:
-                return (None, 0) if len(data) < 16 else (None, 2)
-            return _csi(match.group(1), match.group(2)), match.end()
-        if data[1] == "O":
-            if len(data) < 3:
-                return None, 0
-            match = _SS3.match(data)
-            if match is None:
-                return None, 2
-            letter = match.group(1)
-            if letter == "M":
-                return Key("newline"), 3  # keypad Enter sent as ESC O M
-            return Key(_LEGACY.get(letter, "unknown")), 3
-        if data[1] in "\r\n":
-            return Key("newline"), 2  # Alt+Enter
-        if data[1] == "\x7f":
-            return Key("ctrl_w"), 2  # Alt+Backspace: delete a word
-        return Key("alt", data[1]), 2
 
-
-def _csi(params: str, final: str) -> Key | None:
-    if final == "u":  # kitty keyboard protocol: CSI code[;modifiers] u
-        parts = params.split(";")
-        if params.startswith("?"):
-            return Key("kitty_flags", params[1:])
-        code = int(parts[0].split(":")[0] or 0)
-        mods = int(parts[1].split(":")[0]) - 1 if len(parts) > 1 and parts[1] else 0
-        shift, alt, ctrl = bool(mods & 1), bool(mods & 2), bool(mods & 4)
-        if code == 13:
-            return Key("newline") if shift or alt else Key("enter")
-        if code == 27:
-            return Key("escape")
-        if code == 9:
-            return Key("tab")
-        if code == 127:
-            return Key("backspace")
-        if ctrl and 97 <= code <= 122:
-            name = f"ctrl_{chr(code)}"
-            return Key(name) if name in {v for v in _CONTROL.values()} else Key("ctrl", chr(code))
-        if 32 <= code < 0x110000 and not ctrl:
-            return Key("char", chr(code).upper() if shift and chr(code).isalpha() else chr(code))
+def _key(stroke: object, sequence: str) -> Key | None:
+    """The chat's key for one blessed keystroke (None: not a key)."""
+    name: str | None = getattr(stroke, "name", None)
+    if name in _DROPPED:
         return None
-    sequence = params.split(";")[0] + final if final == "~" else final
-    legacy = _LEGACY.get(sequence)  # modified arrows (CSI 1;5A…) are read as plain arrows
-    return Key(legacy) if legacy else None
+    if name == PASTE:
+        text = str(getattr(stroke, "text", "") or "")
+        return Key(PASTE, text.replace("\r\n", "\n").replace("\r", "\n"))
+    if name == "KEY_ENTER":
+        if sequence == "\n":
+            return Key("KEY_CTRL_J")
+        if sequence == "\x1bOM":
+            return Key("KEY_KP_ENTER")
+        return Key("KEY_ENTER")
+    if name:
+        return Key(name)
+    if sequence and sequence[0] >= " " and sequence != "\x7f":
+        return text_key(sequence)
+    return None

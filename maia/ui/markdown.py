@@ -1,9 +1,19 @@
-"""Answers shown as Markdown once complete (§15.3), with rich; ``MAIA_NO_MARKDOWN=1`` or a failure gives raw text."""
+"""Answers shown as Markdown (§15.3), with rich; ``MAIA_NO_MARKDOWN=1`` or a failure gives raw text.
+
+The text given here is already inert (:mod:`maia.ui.inert`), so the only escape sequences in the
+result are rich's own. rich measures characters with its own tables; a line it makes that the
+terminal would draw wider than ``width`` is wrapped again with blessed, so nothing overflows.
+Rendering is CPU work (about 0.2 ms a line): the chat runs it off the event loop.
+"""
 
 from __future__ import annotations
 
 import io
 import os
+import re
+
+from maia.ui.metrics import length, wrap
+from maia.ui.style import palette
 
 
 def markdown_enabled() -> bool:
@@ -11,33 +21,55 @@ def markdown_enabled() -> bool:
     return os.environ.get("MAIA_NO_MARKDOWN", "").strip() in ("", "0")
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of a Markdown text, in order: their content without the fences (``/copy N``)."""
+    return [match.group(2).rstrip("\n") for match in _FENCE.finditer(text)]
+
+
 RICH_MAX_LINES = 300  # longer answers use the fast renderer: rich takes about 0.2 ms a line
+_COLOR_SYSTEMS = {1 << 24: "truecolor", 256: "256", 16: "standard", 8: "standard"}
+
+
+def _rich(text: str, width: int) -> str:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    p = palette()
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=max(20, width),
+        force_terminal=p.styled,
+        color_system=_COLOR_SYSTEMS.get(p.colors) if p.colors else None,  # type: ignore[arg-type]
+        no_color=not p.colors,
+        legacy_windows=False,
+        soft_wrap=False,
+        emoji=False,
+        highlight=False,
+    )
+    theme = "friendly" if p.theme == "light" else "monokai"
+    console.print(Markdown(text, code_theme=theme, hyperlinks=False))
+    return buffer.getvalue().rstrip("\n")
 
 
 def render_markdown(text: str, width: int) -> str:
-    """The answer as ANSI text for ``width`` columns; the raw text when rendering is off or fails."""
+    """The answer as styled text for ``width`` columns; the raw text when rendering is off or fails."""
     if not markdown_enabled():
-        return text
+        return "\n".join(wrap(text, width))
     if text.count("\n") > RICH_MAX_LINES:
         from maia.ui.fastmd import render_fast
 
-        return render_fast(text)
-    try:
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        buffer = io.StringIO()
-        console = Console(
-            file=buffer,
-            width=max(20, width),
-            force_terminal=True,
-            color_system="truecolor",
-            legacy_windows=False,
-            soft_wrap=False,
-            emoji=False,
-            highlight=False,
-        )
-        console.print(Markdown(text, code_theme="monokai", hyperlinks=False))
-        return buffer.getvalue().rstrip("\n")
-    except Exception:  # any rendering failure falls back to the raw text (§15.3)
-        return text
+        rendered = render_fast(text)
+    else:
+        try:
+            rendered = _rich(text, width)
+        except Exception:  # any rendering failure falls back to the raw text (§15.3)
+            return "\n".join(wrap(text, width))
+    lines: list[str] = []
+    for line in rendered.split("\n"):
+        line = line.rstrip()
+        lines.extend(wrap(line, width) if length(line) > width else [line])
+    return "\n".join(lines)

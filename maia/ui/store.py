@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from maia.ui.keys import Key
+from wcwidth import grapheme_boundary_before, iter_graphemes
+
+from maia.ui.keys import PASTE, Key
 
 Mode = Literal["input", "busy", "ask", "confirm", "select", "multiselect"]
 WINDOW = 10  # lines shown in a list
@@ -50,9 +53,17 @@ class Chosen:
 Event = Submit | Interrupt | EndOfInput | Answer | Chosen
 
 
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_input(text: str) -> str:
+    """Typed or pasted text as it enters the input: line breaks as ``\\n``, other controls dropped, tabs kept."""
+    return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 @dataclass(slots=True)
 class LineInput:
-    """The text being typed (several lines allowed) and the cursor."""
+    """The text being typed (several lines allowed) and the cursor, an offset that never splits a grapheme."""
 
     text: str = ""
     cursor: int = 0
@@ -63,37 +74,68 @@ class LineInput:
 
     def insert(self, text: str) -> None:
         """Insert at the cursor."""
+        text = clean_input(text)
         self.text = self.text[: self.cursor] + text + self.text[self.cursor :]
         self.cursor += len(text)
 
+    def _before(self, pos: int) -> int:
+        return grapheme_boundary_before(self.text, pos) if pos > 0 else 0
+
+    def _after(self, pos: int) -> int:
+        for cluster in iter_graphemes(self.text, pos):
+            return pos + len(cluster)
+        return pos
+
     def backspace(self) -> None:
-        """Delete the character before the cursor."""
+        """Delete the character (grapheme) before the cursor."""
         if self.cursor:
-            self.text = self.text[: self.cursor - 1] + self.text[self.cursor :]
-            self.cursor -= 1
+            start = self._before(self.cursor)
+            self.text = self.text[:start] + self.text[self.cursor :]
+            self.cursor = start
 
     def delete(self) -> None:
-        """Delete the character under the cursor."""
-        self.text = self.text[: self.cursor] + self.text[self.cursor + 1 :]
+        """Delete the character (grapheme) under the cursor."""
+        self.text = self.text[: self.cursor] + self.text[self._after(self.cursor) :]
 
     def delete_word(self) -> None:
         """Ctrl+W: delete the word before the cursor."""
-        start = self.cursor
-        while start and self.text[start - 1].isspace():
-            start -= 1
-        while start and not self.text[start - 1].isspace():
-            start -= 1
+        start = self._word_start(self.cursor)
         self.text = self.text[:start] + self.text[self.cursor :]
         self.cursor = start
+
+    def _word_start(self, pos: int) -> int:
+        while pos and self.text[pos - 1].isspace():
+            pos -= 1
+        while pos and not self.text[pos - 1].isspace():
+            pos -= 1
+        return self._before(self._after(pos)) if pos else 0
+
+    def word_left(self) -> None:
+        """Ctrl+←: to the start of the word."""
+        self.cursor = self._word_start(self.cursor)
+
+    def word_right(self) -> None:
+        """Ctrl+→: past the end of the word."""
+        pos = self.cursor
+        while pos < len(self.text) and self.text[pos].isspace():
+            pos += 1
+        while pos < len(self.text) and not self.text[pos].isspace():
+            pos += 1
+        self.cursor = self._before(self._after(pos)) if pos < len(self.text) else len(self.text)
 
     def kill_before(self) -> None:
         """Ctrl+U: delete everything before the cursor."""
         self.text = self.text[self.cursor :]
         self.cursor = 0
 
+    def kill_after(self) -> None:
+        """Ctrl+K: delete everything after the cursor."""
+        self.text = self.text[: self.cursor]
+
     def move(self, delta: int) -> None:
-        """Move the cursor."""
-        self.cursor = max(0, min(len(self.text), self.cursor + delta))
+        """Move the cursor by ``delta`` graphemes."""
+        for _ in range(abs(delta)):
+            self.cursor = self._after(self.cursor) if delta > 0 else self._before(self.cursor)
 
 
 class History:
@@ -188,6 +230,7 @@ class UIStore:
     selection: Selection | None = None
     status: str = ""
     live_text: str = ""
+    live_rows: list[str] = field(default_factory=list)
     context_tokens: int = 0
     context_max: int | None = None
     placeholder: str = "Your request — /help: help · §: skills · Ctrl+C: quit"
@@ -200,61 +243,48 @@ class UIStore:
             return self._answer_key(key)
         if self.mode in ("select", "multiselect"):
             return self._select_key(key)
-        if key.name == "ctrl_c":  # busy: Ctrl+C interrupts the turn
+        if key.name == "KEY_CTRL_C":  # busy: Ctrl+C interrupts the turn
             return Interrupt()
-        if key.name not in ("enter", "ctrl_d", "up", "down"):
+        if key.name not in ("KEY_ENTER", "KEY_CTRL_D", "KEY_UP", "KEY_DOWN", "KEY_CTRL_P", "KEY_CTRL_N"):
             self._input_key(key)  # type-ahead: the next request can be written while the agent works
         return None
 
     def _input_key(self, key: Key) -> Event | None:
         line = self.input
         name = key.name
-        if name == "enter":
+        if name == "KEY_ENTER":
             text = line.text
             self.history.add(text)
             line.set("")
             return Submit(text)
-        if name == "ctrl_c":
+        if name == "KEY_CTRL_C":
             return Interrupt()
-        if name == "ctrl_d":
+        if name == "KEY_CTRL_D":
             if not line.text:
                 return EndOfInput()
             line.delete()
             return None
-        actions: dict[str, Callable[[], object]] = {
-            "newline": lambda: line.insert("\n"),
-            "backspace": line.backspace,
-            "delete": line.delete,
-            "left": lambda: line.move(-1),
-            "right": lambda: line.move(1),
-            "ctrl_w": line.delete_word,
-            "ctrl_u": line.kill_before,
-            "home": lambda: setattr(line, "cursor", 0),
-            "ctrl_a": lambda: setattr(line, "cursor", 0),
-            "end": lambda: setattr(line, "cursor", len(line.text)),
-            "ctrl_e": lambda: setattr(line, "cursor", len(line.text)),
-        }
-        if name in actions:
-            actions[name]()
-        elif name == "char" or name == "paste":
+        if key.is_text or name == PASTE:
             line.insert(key.text)
-        elif name == "tab":
-            line.insert("    ")
-        elif name == "up":
+            return None
+        action = _EDITING.get(name)
+        if action is not None:
+            action(line)
+        elif name in ("KEY_UP", "KEY_CTRL_P"):
             previous = self.history.previous(line.text)
             if previous is not None:
                 line.set(previous)
-        elif name == "down":
+        elif name in ("KEY_DOWN", "KEY_CTRL_N"):
             following = self.history.next()
             if following is not None:
                 line.set(following)
         return None
 
     def _answer_key(self, key: Key) -> Event | None:
-        char = key.text.lower() if key.name == "char" else ""
+        char = key.text[:1].lower() if key.is_text else ""
         if char in ("y", "o"):
             return Answer("yes")
-        if char == "n" or key.name in ("escape", "ctrl_c"):
+        if char == "n" or key.name in ("KEY_ESCAPE", "KEY_CTRL_C"):
             return Answer("no")
         if char == "s" and self.stop_allowed:
             return Answer("stop")
@@ -264,17 +294,64 @@ class UIStore:
         selection = self.selection
         if selection is None:
             return Chosen()
-        char = key.text if key.name == "char" else ""
-        if key.name == "up" or char == "k":
+        for char in key.text if key.is_text else [""]:
+            event = self._select_one(selection, key.name, char)
+            if event is not None:
+                return event
+        return None
+
+    def _select_one(self, selection: Selection, name: str, char: str) -> Event | None:
+        if name == "KEY_UP" or char == "k":
             selection.move(-1)
-        elif key.name == "down" or char == "j":
+        elif name == "KEY_DOWN" or char == "j":
             selection.move(1)
-        elif key.name in ("escape", "ctrl_c"):
+        elif name in ("KEY_ESCAPE", "KEY_CTRL_C"):
             return Chosen()
-        elif self.mode == "select" and key.name == "enter":
+        elif self.mode == "select" and name == "KEY_ENTER":
             return Chosen(selection.index)
         elif self.mode == "multiselect" and char == " ":
             selection.checked ^= {selection.index}
-        elif self.mode == "multiselect" and key.name == "delete" and selection.checked:
+        elif self.mode == "multiselect" and name == "KEY_DELETE" and selection.checked:
             return Chosen(indexes=tuple(sorted(selection.checked)))
         return None
+
+
+def _newline(line: LineInput) -> None:
+    line.insert("\n")
+
+
+def _home(line: LineInput) -> None:
+    line.cursor = 0
+
+
+def _end(line: LineInput) -> None:
+    line.cursor = len(line.text)
+
+
+# blessed's key names (spec §15.5): Alt+Enter, Ctrl+J, Shift+Enter (kitty protocol) and keypad Enter
+# (ESC O M) insert a new line; Tab inserts four spaces
+_EDITING: dict[str, Callable[[LineInput], object]] = {
+    "KEY_CTRL_J": _newline,
+    "KEY_ALT_ENTER": _newline,
+    "KEY_SHIFT_ENTER": _newline,
+    "KEY_KP_ENTER": _newline,
+    "KEY_TAB": lambda line: line.insert("    "),
+    "KEY_BACKSPACE": LineInput.backspace,
+    "KEY_DELETE": LineInput.delete,
+    "KEY_LEFT": lambda line: line.move(-1),
+    "KEY_CTRL_B": lambda line: line.move(-1),
+    "KEY_RIGHT": lambda line: line.move(1),
+    "KEY_CTRL_F": lambda line: line.move(1),
+    "KEY_CTRL_LEFT": LineInput.word_left,
+    "KEY_ALT_LEFT": LineInput.word_left,
+    "KEY_CTRL_RIGHT": LineInput.word_right,
+    "KEY_ALT_RIGHT": LineInput.word_right,
+    "KEY_CTRL_W": LineInput.delete_word,
+    "KEY_ALT_BACKSPACE": LineInput.delete_word,
+    "KEY_CTRL_U": LineInput.kill_before,
+    "KEY_CTRL_K": LineInput.kill_after,
+    "KEY_HOME": _home,
+    "KEY_CTRL_A": _home,
+    "KEY_END": _end,
+    "KEY_CTRL_E": _end,
+}

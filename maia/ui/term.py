@@ -1,56 +1,79 @@
-"""The only module that talks to the terminal: keys in, frames out, on the normal screen buffer.
+"""The only module that talks to the terminal: keys in, frames out, on the normal screen buffer, through blessed.
 
-Everything printed to the log stays in the terminal's scrollback; the bottom area (status, input
-box, context bar) is redrawn in place, each redraw one synchronized-output frame, only when it changed.
+Everything printed to the log stays in the terminal's scrollback; the bottom area (live answer
+rows, status line, input box, context bar) is redrawn in place, only the cells that changed, each
+redraw one synchronized-output frame where the terminal supports it. All text given to this class
+from outside (the model, tools, files, servers, session files, the user) is made inert first
+(:func:`maia.ui.inert.inert`); only :meth:`TerminalUI.print_lines` takes lines MAIA rendered itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import collections
+import concurrent.futures
+import contextlib
 import os
 import signal
 import sys
-import termios
 from collections.abc import Callable
-from typing import Any, TextIO
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Literal, TextIO
 
 from maia.contracts import Approval, AskAnswer, ToolsProgress
 from maia.i18n import _
 from maia.signals import forget_signal, on_signal
-from maia.ui import render
-from maia.ui.keys import KeyDecoder
-from maia.ui.markdown import render_markdown
+from maia.ui import metrics, render, style
+from maia.ui.inert import inert, inert_line
+from maia.ui.keys import Key, KeyReader
+from maia.ui.live import Block, Lines, LiveAnswer
+from maia.ui.markdown import code_blocks, render_markdown
+from maia.ui.screen import Caps, Screen
 from maia.ui.store import Answer, Chosen, EndOfInput, Event, History, Interrupt, Selection, Submit, UIStore
+from maia.ui.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notification, probe
 
-SYNC_START = "\x1b[?2026h"
-SYNC_END = "\x1b[?2026l"
-PASTE_ON = "\x1b[?2004h"
-PASTE_OFF = "\x1b[?2004l"
-KITTY_QUERY = "\x1b[?u"
-KITTY_PUSH = "\x1b[>1u"
-KITTY_POP = "\x1b[<u"
-TICK = 0.1
-ESC_DELAY = 0.05
+if TYPE_CHECKING:
+    from blessed import Terminal
+
+BUSY_TICK = 0.125  # the "Thinking" spinner
+IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing happens
+STREAM_FRAME = 0.03  # streamed text is drawn at most this often
+ThemeSetting = Literal["auto", "dark", "light"]
+State = Literal["idle", "thinking", "approval"]
+
+
+@dataclass(slots=True)
+class _Entry:
+    """Lines for the log, in order; a Markdown block may still be rendering (off the event loop)."""
+
+    lines: list[str] | None = None
+    future: concurrent.futures.Future[str] | None = None
+    preview: list[str] = field(default_factory=list)
+    source: str = ""
+    width: int = 80
 
 
 class TerminalUI:
     """The chat's screen and keyboard; implements the AgentUI contract."""
 
     def __init__(
-        self, *, stdin: TextIO | None = None, stdout: TextIO | None = None, history: History | None = None
+        self,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        history: History | None = None,
+        theme: str = "auto",
     ) -> None:
         self.stdin = stdin or sys.stdin
-        self.stdout = stdout or sys.stdout
+        self.stdout: IO[str] = stdout or sys.stdout
         self.store = UIStore(history=history or History())
-        self.decoder = KeyDecoder()
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.theme: ThemeSetting = theme if theme in ("dark", "light") else "auto"  # type: ignore[assignment]
+        self.term: Terminal | None = None
+        self.caps = Capabilities()
+        self.reader: KeyReader | None = None
+        self.screen = Screen()
         self._fd = self.stdin.fileno()
-        self._saved_mode: list[Any] | None = None
-        self._frame_height = 0
-        self._cursor_row = 0
-        self._last_frame: tuple[list[str], tuple[int, int] | None] | None = None
         self._width = 80
         self._height = 24
         self._tick = 0
@@ -58,15 +81,27 @@ class TerminalUI:
         self._question_lock = asyncio.Lock()
         self._ticker: asyncio.Task[None] | None = None
         self._esc_timer: asyncio.TimerHandle | None = None
-        self._redraw_pending = False
-        self._kitty = False
+        self._redraw_handle: asyncio.TimerHandle | None = None
+        self._modes = contextlib.ExitStack()
         self._started = False
+        self._gone = False
         self.on_interrupt: Callable[[], None] | None = None
         self._events: collections.deque[Event] = collections.deque()
-        self._gone = False
+        self._live: LiveAnswer | None = None
         self._live_base = 0
         self._live_chars = 0
         self._tools_status = ""
+        self._log: collections.deque[_Entry] = collections.deque()
+        self._renderer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._focused = True
+        self._state: State = "idle"
+        self._title = ""
+        self.session_name: Callable[[], str | None] | None = None
+        self.last_answer = ""
+        self.launch: Path | None = None
+        self._plain_state: dict[str, object] = {}
+        self._reading = False
 
     # --- life cycle -------------------------------------------------------------------------------
 
@@ -78,37 +113,76 @@ class TerminalUI:
             self._width, self._height = 80, 24
 
     def start(self) -> None:
-        """Enter key-by-key mode (Ctrl+C and Ctrl+S arrive as keys), bracketed paste, start reading."""
+        """blessed's Terminal, key-by-key mode (Ctrl+C, Ctrl+S arrive as keys), paste, focus, the first frame."""
         loop = asyncio.get_running_loop()
+        self._loop = loop
+        term = create_terminal(self.stdout)
+        self.term = term
+        metrics.use_terminal(term)
         self._size()
-        self._saved_mode = termios.tcgetattr(self._fd)
-        mode = termios.tcgetattr(self._fd)
-        mode[0] &= ~(termios.ICRNL | termios.IXON | termios.INLCR | termios.IGNCR)  # iflag: Enter stays \r
-        mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # lflag
-        mode[6][termios.VMIN] = 1
-        mode[6][termios.VTIME] = 0
-        termios.tcsetattr(self._fd, termios.TCSADRAIN, mode)
-        self._write(PASTE_ON + KITTY_QUERY)
+        try:
+            self._modes.enter_context(term.raw())
+            self.caps = probe(term)
+            theme = self.theme if self.theme != "auto" else (self.caps.scheme or style.theme_from_env() or "dark")
+            style.configure(term, theme, style.color_depth(term), styled=self.caps.redraw)  # type: ignore[arg-type]
+            self.screen = Screen(caps=Caps.of(term) if self.caps.redraw else Caps())
+            self._enter_modes(term)
+        except BaseException:
+            self._modes.close()  # never leave the terminal in raw mode
+            raise
+        self.reader = KeyReader(term)
+        typed = term.flushinp()  # keys typed while the terminal was being asked
         loop.add_reader(self._fd, self._on_readable)
         on_signal(signal.SIGWINCH, self._on_resize)
         self._ticker = loop.create_task(self._tick_loop())
+        self._renderer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maia-markdown")
         self._started = True
-        self.redraw()
+        self._set_title()
+        if typed:  # the first frame is drawn with the first log lines (the banner): no frame above it
+            self._events_from(self.reader.feed(typed))
+
+    def _enter_modes(self, term: Terminal) -> None:
+        from blessed.dec_modes import DecPrivateMode
+
+        if not self.caps.redraw:
+            return
+        if self.caps.paste_reported:
+            self._modes.enter_context(term.bracketed_paste(timeout=0))
+        else:
+            # terminals that do not answer mode reports (tmux, Konsole) still bracket pastes: without
+            # it each line of a paste would be sent as a request
+            term._dec_mode_set_enabled(DecPrivateMode.BRACKETED_PASTE)
+            self._modes.callback(term._dec_mode_set_disabled, DecPrivateMode.BRACKETED_PASTE)
+        if self.caps.kitty:
+            # blessed asks the flags again to restore them on exit: this terminal answers, wait for it
+            self._modes.enter_context(term.enable_kitty_keyboard(disambiguate=True, timeout=QUERY_TIMEOUT))
+        if self.caps.focus:
+            self._modes.enter_context(term.focus_events(timeout=0))
+        if self.caps.resize:
+            self._modes.enter_context(term.notify_on_resize(timeout=0))
+        self._modes.enter_context(term.window_title("MAIA"))
 
     def stop(self) -> None:
         """Hide the input box, give the terminal back as it was."""
         if not self._started:
             return
+        self._end_stream()
+        self._drain_log(wait=True)
         self._started = False
         loop = asyncio.get_event_loop()
         loop.remove_reader(self._fd)
         forget_signal(signal.SIGWINCH)
         if self._ticker is not None:
             self._ticker.cancel()
-        self._erase_frame()
-        self._write((KITTY_POP if self._kitty else "") + PASTE_OFF + "\x1b[?25h")
-        if self._saved_mode is not None:
-            termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved_mode)
+        if self._redraw_handle is not None:
+            self._redraw_handle.cancel()
+        if self._esc_timer is not None:
+            self._esc_timer.cancel()
+        self._write(self.screen.erase())
+        with contextlib.suppress(OSError):  # the terminal went away
+            self._modes.close()
+        if self._renderer is not None:
+            self._renderer.shutdown(wait=False)
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -118,7 +192,7 @@ class TerminalUI:
         return self._width
 
     def _write(self, text: str) -> None:
-        if self._gone:
+        if self._gone or not text:
             return
         try:
             self.stdout.write(text)
@@ -126,66 +200,156 @@ class TerminalUI:
         except OSError:  # the terminal went away (SIGHUP): the session is still saved
             self._gone = True
 
-    def _erase_sequence(self) -> str:
-        up = self._cursor_row
-        return "\r" + (f"\x1b[{up}A" if up else "") + "\x1b[J"
+    def _frame(self) -> render.Frame:
+        self.store.live_rows = self._live_rows()
+        return render.frame(self.store, self._width, self._height, self._tick)
 
-    def _erase_frame(self) -> None:
-        if self._frame_height:
-            self._write(self._erase_sequence())
-            self._frame_height = 0
-            self._cursor_row = 0
-            self._last_frame = None
+    def _live_rows(self) -> list[str]:
+        rows: list[str] = []
+        for entry in self._log:
+            rows.extend(entry.preview if entry.lines is None else entry.lines)
+        if self._live is not None:
+            rows.extend(self._live.rows())
+        return rows
 
-    def _frame_text(self) -> tuple[str, list[str], tuple[int, int] | None]:
-        frame = render.frame(self.store, self._width, self._height, self._tick)
-        lines = frame.lines
-        out = "\r\n".join(lines)
-        if frame.cursor is None:
-            out += "\x1b[?25l"
-            row = len(lines) - 1
+    def _flush(self, log: list[str] | None = None) -> None:
+        """One frame: ``log`` lines (if any) above, the bottom area brought up to date."""
+        if not self._started:
+            if log:
+                self._write("\r\n".join(log) + "\r\n")
+            return
+        if not self.caps.redraw:
+            self._plain(log or [])
+            return
+        frame = self._frame()
+        out = self.screen.draw(frame.lines, frame.cursor, log)
+        if not out:
+            return
+        term = self.term
+        if self.caps.sync and term is not None and not self._gone:
+            try:
+                with term.synchronized_output(timeout=0):
+                    self._write(out)
+            except OSError:
+                self._gone = True
         else:
-            row, column = frame.cursor
-            up = len(lines) - 1 - row
-            out += (f"\x1b[{up}A" if up else "") + "\r" + (f"\x1b[{column}C" if column else "")
-            out += "\x1b[?25h"
-        self._pending_cursor_row = row
-        return out, lines, frame.cursor
+            self._write(out)
+
+    def _plain(self, log: list[str]) -> None:
+        """A terminal that cannot move the cursor (``TERM=dumb``): lines only, never rewritten.
+
+        The log is printed as it comes; the bottom area becomes lines written once when they change:
+        the status, a question, a list (the current choice again after each move), and the input,
+        echoed as it is typed (an edit other than typing at the end writes the line again).
+        """
+        out: list[str] = []
+        plain = self._plain_state
+        if log:
+            if plain.get("input_open"):
+                out.append("\r\n")
+                plain["input_open"] = False
+            out.append("\r\n".join(log) + "\r\n")
+        store = self.store
+        status = store.status if store.mode == "busy" else ""
+        if status and status != plain.get("status"):
+            out.append(f"… {status}\r\n")
+        plain["status"] = status
+        if store.mode in ("ask", "confirm") and plain.get("question") != store.question:
+            choices = "(y/n/s=stop)" if store.stop_allowed else "(y/n)"
+            out.append(f"ASK {store.question} {choices} ".replace("\n", "\r\n"))
+        plain["question"] = store.question if store.mode in ("ask", "confirm") else ""
+        selection = store.selection
+        if selection is not None:
+            key = (selection.title, selection.index, tuple(sorted(selection.checked)))
+            if plain.get("selection") is None:
+                out.append(selection.title + "\r\n")
+                out.extend(f"  {choice}\r\n" for choice in selection.choices)
+            if plain.get("selection") != key:
+                box = "[x] " if selection.index in selection.checked else ""
+                out.append(f"❯ {box}{selection.choices[selection.index] if selection.choices else ''}\r\n")
+            plain["selection"] = key
+        else:
+            plain["selection"] = None
+        if store.mode == "input" and self._reading:
+            text = store.input.text.replace("\n", "\r\n  ")
+            shown = plain.get("input")
+            if not plain.get("input_open"):
+                out.append("❯ " + text)
+            elif isinstance(shown, str) and text.startswith(shown):
+                out.append(text[len(shown) :])
+            elif shown != text:
+                out.append("\r\n❯ " + text)
+            plain["input"], plain["input_open"] = text, True
+        elif plain.get("input_open"):
+            out.append("\r\n")
+            plain["input_open"] = False
+        self._write("".join(out))
 
     def redraw(self, force: bool = False) -> None:
-        """Redraw the bottom area if it changed (one synchronized frame)."""
-        if not self._started:
-            return
-        self._redraw_pending = False
-        text, lines, cursor = self._frame_text()
-        if not force and self._last_frame == (lines, cursor):
-            return
-        self._write(SYNC_START + self._erase_sequence() + text + SYNC_END)
-        self._last_frame = (lines, cursor)
-        self._frame_height = len(lines)
-        self._cursor_row = self._pending_cursor_row
+        """Bring the bottom area up to date (only what changed is written)."""
+        if self._redraw_handle is not None:
+            self._redraw_handle.cancel()
+            self._redraw_handle = None
+        if force:
+            self.screen.forget(self.screen.cursor_row)
+        self._flush()
 
     def schedule_redraw(self) -> None:
         """Redraw soon (coalesces bursts of streamed text)."""
-        if not self._redraw_pending and self._started:
-            self._redraw_pending = True
-            asyncio.get_running_loop().call_later(0.03, self.redraw)
+        if self._redraw_handle is None and self._started and self._loop is not None:
+            self._redraw_handle = self._loop.call_later(STREAM_FRAME, self.redraw)
 
     def print_lines(self, lines: list[str]) -> None:
-        """Lines into the log (the scrollback), above the bottom area; an empty line after each message."""
-        body = "\r\n".join([*lines, ""]) + "\r\n"
-        if not self._started:
-            self._write(body)
-            return
-        text, frame_lines, cursor = self._frame_text()
-        self._write(SYNC_START + self._erase_sequence() + body + text + SYNC_END)
-        self._last_frame = (frame_lines, cursor)
-        self._frame_height = len(frame_lines)
-        self._cursor_row = self._pending_cursor_row
+        """Lines MAIA rendered itself into the log (the scrollback), above the bottom area; an empty line after."""
+        self._end_stream()
+        self._log.append(_Entry(lines=[*lines, ""]))
+        self._drain_log()
+
+    def _drain_log(self, wait: bool = False) -> None:
+        """Print the log entries that are ready, in order (a Markdown block still rendering holds the rest)."""
+        ready: list[str] = []
+        while self._log:
+            entry = self._log[0]
+            if entry.lines is None and entry.future is not None:
+                if not entry.future.done() and not wait:
+                    break
+                entry.lines = self._rendered(entry)
+            self._log.popleft()
+            ready.extend(entry.lines or [])
+        if ready:
+            self._flush(ready)
+        else:
+            self.schedule_redraw()
+
+    def _rendered(self, entry: _Entry) -> list[str]:
+        try:
+            text = entry.future.result() if entry.future is not None else entry.source
+        except Exception:  # a rendering failure shows the text as it is
+            text = entry.source
+        return [line.rstrip() for line in text.split("\n")] + [""]
+
+    def _render_later(self, source: str, preview: list[str]) -> None:
+        """A Markdown block for the log, rendered on a worker thread (the keys keep answering)."""
+        width = self._width - 1
+        entry = _Entry(preview=preview, source=source, width=width)
+        if self._renderer is None or self._loop is None:
+            entry.lines = [*render_markdown(source, width).split("\n"), ""]
+        else:
+            entry.future = self._renderer.submit(render_markdown, source, width)
+            entry.future.add_done_callback(self._rendered_elsewhere)
+        self._log.append(entry)
+        self._drain_log()
+
+    def _rendered_elsewhere(self, _future: concurrent.futures.Future[str]) -> None:
+        """On the worker thread: a block is ready; print what can be printed, on the event loop."""
+        loop = self._loop
+        if loop is not None and self._started:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._drain_log)
 
     def message(self, kind: str, text: str) -> None:
         """A badge message: info, warn, fail, ask, ok."""
-        self.print_lines(render.badge(kind, text, self._width - 1))
+        self.print_lines(render.badge(kind, inert(text), self._width - 1))
 
     def info(self, text: str) -> None:
         """An INFO message."""
@@ -201,20 +365,24 @@ class TerminalUI:
 
     def show_user(self, text: str) -> None:
         """Echo the user's request in the log."""
-        self.print_lines(render.user_lines(text, self._width - 1))
+        self.print_lines(render.user_lines(inert(text), self._width - 1))
 
     def show_markdown(self, text: str) -> None:
-        """A complete answer, rendered as Markdown."""
-        rendered = render_markdown(text, self._width - 1)
-        self.print_lines([line.rstrip() for line in rendered.split("\n")])
+        """A complete text rendered as Markdown (a summary, a session being replayed), off the event loop."""
+        self._end_stream()
+        self._render_later(inert(text), [])
 
-    def show_output(self, text: str, is_error: bool = False, limit: int = render.SHELL_PREVIEW) -> None:
-        """A command's output preview."""
-        self.print_lines(render.result_lines(text, is_error, self._width - 1, limit))
+    def show_output(
+        self, text: str, is_error: bool = False, limit: int = render.SHELL_PREVIEW, max_lines: int = 0
+    ) -> None:
+        """A command's output preview (whole lines, indentation kept)."""
+        shell = limit >= render.SHELL_PREVIEW
+        lines = max_lines or (render.SHELL_PREVIEW_LINES if shell else render.TOOL_PREVIEW_LINES)
+        self.print_lines(render.result_lines(inert(text), is_error, self._width - 1, limit, lines))
 
     def set_status(self, text: str) -> None:
         """The status line above the input box ("" = empty)."""
-        self.store.status = text
+        self.store.status = inert_line(text)
         self.redraw()
 
     def set_context(self, tokens: int | None = None, maximum: int | None = -1) -> None:
@@ -227,8 +395,12 @@ class TerminalUI:
 
     def set_busy(self, busy: bool, status: str = "") -> None:
         """Grey the input box while a turn runs."""
+        was_busy = self.store.mode == "busy"
         self.store.mode = "busy" if busy else "input"
-        self.store.status = status
+        self.store.status = inert_line(status)
+        self._set_state("thinking" if busy else "idle")
+        if was_busy and not busy:
+            self._notify(_("Your turn"), _("MAIA has finished."))
         self.redraw()
 
     # --- input ------------------------------------------------------------------------------------
@@ -236,27 +408,45 @@ class TerminalUI:
     def _on_readable(self) -> None:
         try:
             data = os.read(self._fd, 65536)
-        except OSError:
+        except BlockingIOError:
             return
+        except OSError:
+            data = b""
         if not data:
             self._dispatch_event(EndOfInput())
+            if self._loop is not None:
+                self._loop.remove_reader(self._fd)
             return
-        keys = self.decoder.feed(self._utf8.decode(data))
-        self._handle_keys(keys)
-        if self.decoder.pending:
-            if self._esc_timer is not None:
-                self._esc_timer.cancel()
-            self._esc_timer = asyncio.get_running_loop().call_later(ESC_DELAY, self._flush_escape)
+        assert self.reader is not None
+        self._handle_keys(self.reader.feed(data))
+        self._arm_escape()
+
+    def _arm_escape(self) -> None:
+        if self._esc_timer is not None:
+            self._esc_timer.cancel()
+            self._esc_timer = None
+        delay = self.reader.delay if self.reader is not None else None
+        if delay is not None and self._loop is not None:
+            self._esc_timer = self._loop.call_later(delay, self._flush_escape)
 
     def _flush_escape(self) -> None:
-        self._handle_keys(self.decoder.flush())
+        self._esc_timer = None
+        if self.reader is not None:
+            self._handle_keys(self.reader.flush())
 
-    def _handle_keys(self, keys: list[Any]) -> None:
+    def _events_from(self, keys: list[Key]) -> None:
         for key in keys:
-            if key.name == "kitty_flags":
-                if not self._kitty:
-                    self._kitty = True
-                    self._write(KITTY_PUSH)
+            event = self.store.handle(key)
+            if event is not None:
+                self._dispatch_event(event)
+
+    def _handle_keys(self, keys: list[Key]) -> None:
+        for key in keys:
+            if key.name in ("FOCUS_IN", "FOCUS_OUT"):
+                self._focused = key.name == "FOCUS_IN"
+                continue
+            if key.name == "RESIZE_EVENT":
+                self._on_resize()
                 continue
             event = self.store.handle(key)
             if event is not None:
@@ -286,18 +476,35 @@ class TerminalUI:
         """Wait for the user's next input (Enter), Ctrl+C or Ctrl+D."""
         self.store.mode = "input"
         self.store.status = ""
+        self._set_state("idle")
+        self._reading = True
         self.redraw()
-        while True:
-            event = await self._wait_event()
-            if isinstance(event, Submit | Interrupt | EndOfInput):
-                return event
+        try:
+            while True:
+                event = await self._wait_event()
+                if isinstance(event, Submit | Interrupt | EndOfInput):
+                    return event
+        finally:
+            self._reading = False
+            self.redraw()
+
+    def _question_room(self) -> int:
+        return max(1, self._height - 1 - 4)
 
     async def _question(self, message: str, stop_allowed: bool) -> AskAnswer:
+        message = inert(message)
         async with self._question_lock:  # one question at a time (parallel tools, sub-agents)
+            self._end_stream()
             previous = self.store.mode
+            choices = "(y/n/s=stop)" if stop_allowed else "(y/n)"
+            if len(render.badge("ask", f"{message} {choices}", self._width - 1)) > self._question_room():
+                self.print_lines(render.badge("ask", message, self._width - 1))  # all of it, in the scrollback
             self.store.mode = "ask" if stop_allowed else "confirm"
             self.store.question = message
             self.store.stop_allowed = stop_allowed
+            previous_state = self._state
+            self._set_state("approval")
+            self._notify(_("Approval needed"), inert_line(message)[:200])
             self.redraw()
             try:
                 while True:
@@ -310,8 +517,11 @@ class TerminalUI:
             finally:
                 self.store.mode = previous
                 self.store.question = ""
+                self._set_state(previous_state)
             label = {"yes": _("yes"), "no": _("no"), "stop": _("stop")}[event.value]
-            self.print_lines([f"{render.GREEN_BRIGHT}◆{render.RESET} {message}: {label}"])
+            p = style.palette()
+            body = metrics.wrap(f"{message}: {label}", self._width - 3)
+            self.print_lines([f"{p.green}◆{p.reset} {body[0]}", *[f"  {line}" for line in body[1:]]])
             return event.value
 
     async def confirm(self, message: str) -> bool:
@@ -319,15 +529,28 @@ class TerminalUI:
         return await self._question(message, False) == "yes"
 
     async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
-        """A permission question: yes, no or stop."""
+        """A permission question: yes, no or stop; it shows the exact text it is given, inert.
+
+        ``approval`` (the application layer's ``Approval``: ``detail``, ``detail_kind``, ``reason``)
+        prints the whole command or diff in the log first, inert, with the reason the engine asked.
+        """
+        detail = getattr(approval, "detail", None)
+        reason = getattr(approval, "reason", None)
+        if isinstance(detail, str) and detail:
+            kind = getattr(approval, "detail_kind", None)
+            kind = kind if isinstance(kind, str) else None
+            self.print_lines(render.approval_lines(inert(detail), kind, self._width - 1))
+        if isinstance(reason, str) and reason:
+            self.info(reason)
         return await self._question(message, True)
 
     async def select(self, title: str, choices: list[str], multi: bool = False) -> Chosen:
         """A list in the input box (10-line window): one choice, or several with Space and Delete."""
         async with self._question_lock:
+            self._end_stream()
             previous = self.store.mode
             self.store.mode = "multiselect" if multi else "select"
-            self.store.selection = Selection(title, choices)
+            self.store.selection = Selection(inert_line(title), [inert_line(c) for c in choices])
             self.redraw()
             try:
                 while True:
@@ -350,21 +573,46 @@ class TerminalUI:
             self._live_base, self._live_chars = self.store.context_tokens, 0
         self.redraw()
 
+    def _live_room(self) -> int:
+        if not self.caps.redraw:
+            return 1  # nothing is redrawn: each line goes to the log as soon as it is complete
+        return max(3, self._height - 1 - 6)
+
     def on_text(self, text: str) -> None:
-        """Stream the answer as plain text in the live area; the bar follows with an estimate (§13.3)."""
-        self.store.live_text += text
+        """Stream the answer: finished blocks go to the log, the rest is live; the bar follows (§13.3)."""
+        if not text:
+            return
+        if self._live is None:
+            self._live = LiveAnswer(self._width - 1, self._live_room())
+        self.store.live_text = text  # non-empty while an answer streams
         self._live_chars += len(text)
         # a low estimate (about 5 characters a token): the exact count replaces it when the answer ends
         self.store.context_tokens = max(self.store.context_tokens, self._live_base + self._live_chars // 5)
+        self._emit(self._live.feed(text))
         self.schedule_redraw()
 
+    def _emit(self, outputs: list[Block | Lines]) -> None:
+        for output in outputs:
+            if isinstance(output, Block):
+                self._render_later(output.source, output.shown)
+            else:
+                self._log.append(_Entry(lines=output.lines))
+        self._drain_log()
+
+    def _end_stream(self) -> None:
+        """The answer ended (or something else must be printed): what is left of it goes to the log, in order."""
+        live = self._live
+        if live is None:
+            return
+        self._live = None
+        self.store.live_text = ""
+        self.last_answer = live.answer
+        self._emit(live.finish())
+
     def on_text_end(self) -> None:
-        """The answer is complete: show it as Markdown in the log."""
-        text, self.store.live_text = self.store.live_text, ""
-        if text.strip():
-            self.show_markdown(text)
-        else:
-            self.redraw()
+        """The answer is complete: what is left is rendered as Markdown into the log."""
+        self._end_stream()
+        self.redraw()
 
     def on_reasoning(self, text: str) -> None:
         """Reasoning is not shown; the spinner says the model is thinking."""
@@ -373,14 +621,24 @@ class TerminalUI:
             self.schedule_redraw()
 
     def on_tool_call(self, name: str, summary: str) -> None:
-        """A tool call in the log."""
-        if self.store.live_text:
-            self.on_text_end()
-        self.print_lines(render.tool_call_lines(name, summary, self._width - 1))
+        """A tool call in the log; a file path is a hyperlink where the terminal shows them."""
+        self._end_stream()
+        summary = inert(summary)
+        link = self._file_link(name, summary)
+        self.print_lines(render.tool_call_lines(inert_line(name), summary, self._width - 1, link))
+
+    def _file_link(self, name: str, summary: str) -> str | None:
+        if not self.caps.hyperlinks or name not in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit"):
+            return None
+        if not summary or "\n" in summary or len(summary) > 1000:
+            return None
+        base = self.launch or Path(os.environ.get("MAIA_CWD") or os.getcwd())
+        path = (base / summary).resolve() if not os.path.isabs(summary) else Path(summary)
+        return path.as_uri()
 
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
-        """A tool result preview (600 characters)."""
-        self.print_lines(render.result_lines(output, is_error, self._width - 1))
+        """A tool result preview (600 characters, whole lines)."""
+        self.print_lines(render.result_lines(inert(output), is_error, self._width - 1))
 
     def on_warning(self, message: str) -> None:
         """A warning from the agent loop."""
@@ -398,26 +656,83 @@ class TerminalUI:
             self._tools_status = _("Parallel tools: {done}/{total} done ({names})").format(
                 done=progress.done, total=len(progress.names), names=", ".join(dict.fromkeys(progress.names))
             )
-        self.store.status = self._tools_status
+        self.store.status = inert_line(self._tools_status)
         self.redraw()
+
+    # --- window title, notifications, clipboard -------------------------------------------------------
+
+    def _set_state(self, state: State) -> None:
+        self._state = state
+        self._set_title()
+
+    def _set_title(self) -> None:
+        term = self.term
+        if term is None or not self._started or not self.caps.redraw:
+            return
+        labels = {"idle": _("idle"), "thinking": _("thinking"), "approval": _("waiting for your approval")}
+        session = self.session_name() if self.session_name is not None else None
+        parts = ["MAIA", labels[self._state]] + ([session] if session else [])
+        title = inert_line(" · ".join(parts))
+        if title != self._title:
+            self._title = title
+            self._write(term.set_window_title(title))
+
+    def _notify(self, title: str, body: str) -> None:
+        """A desktop notification (or a bell) when the terminal is known to be out of focus."""
+        if self._focused or not self.caps.focus or not self._started:
+            return
+        clean = {ord(c): " " for c in ";\x07\x1b"}
+        title, body = inert_line(title).translate(clean), inert_line(body).translate(clean)
+        self._write(notification(self.caps.notifier, title, body))
+
+    def copy_to_clipboard(self, text: str) -> bool:
+        """Put ``text`` on the clipboard through OSC 52 (True when written; the terminal may still refuse)."""
+        term = self.term
+        if term is None or not self._started or not self.caps.redraw or self._gone:
+            return False
+        try:
+            term.clipboard_copy(text)
+        except OSError:
+            self._gone = True
+            return False
+        return True
+
+    def copy_answer(self, block: int | None = None) -> str | None:
+        """``/copy [N]``: the last answer, or its Nth code block (from 1), to the clipboard; what was copied."""
+        text = self.last_answer
+        if block is not None:
+            blocks = code_blocks(text)
+            if not 1 <= block <= len(blocks):
+                return None
+            text = blocks[block - 1]
+        if not text or not self.copy_to_clipboard(text):
+            return None
+        return text
+
+    def status_text(self, model: str | None, session: str | None, cost: float | None) -> str:
+        """The ``/status`` line: model, context used (from the bar), session, cost so far."""
+        return render.status_summary(model, self.store.context_tokens, self.store.context_max, session, cost)
 
     # --- timers and resize -------------------------------------------------------------------------
 
     async def _tick_loop(self) -> None:
         while True:
-            await asyncio.sleep(TICK)
-            self._tick += 1
+            animated = bool(self.store.status)
+            await asyncio.sleep(BUSY_TICK if animated else IDLE_TICK)
             if self.store.status or self.store.mode == "input":
+                self._tick += 1
                 self.redraw()
 
     def _on_resize(self) -> None:
         old_width = self._width
         self._size()
-        if self._last_frame is not None and self._width < old_width:
-            # lines drawn for the old width may now wrap: count the rows they really take
-            rows = sum(
-                max(1, -(-render.visible_width(line) // self._width))
-                for line in self._last_frame[0][: self._cursor_row + 1]
+        above = self.screen.cursor_row
+        if self._width < old_width and self.screen.lines:
+            # rows drawn for the old width wrap onto more rows in terminals that reflow their lines
+            above = sum(
+                max(1, -(-metrics.length(line) // self._width)) for line in self.screen.lines[: self.screen.cursor_row]
             )
-            self._cursor_row = max(self._cursor_row, rows - 1)
-        self.redraw(force=True)
+        self.screen.forget(above)
+        if self._live is not None:
+            self._live.resize(self._width - 1, self._live_room())
+        self._flush()

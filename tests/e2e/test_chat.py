@@ -14,24 +14,11 @@ from werkzeug import Request, Response
 
 from maia.agent import INTERRUPTED_ANSWER
 from tests.conftest import fixture_bytes
-from tests.e2e.terminal import Terminal, chat_env
+from tests.e2e.conftest import ready
+from tests.e2e.terminal import Terminal
 from tests.streams import text_stream, tool_stream
 
 CHAT = "/v1/chat/completions"
-
-
-@pytest.fixture
-def start(home: Path, project: Path) -> Iterator[Callable[..., Terminal]]:
-    terminals: list[Terminal] = []
-
-    def launch(columns: int = 100, rows: int = 30, *args: str) -> Terminal:
-        terminal = Terminal(["chat", "-m", "scripted-openai", *args], project, chat_env(home, project), columns, rows)
-        terminals.append(terminal)
-        return terminal
-
-    yield launch
-    for terminal in terminals:
-        terminal.close()
 
 
 def chat_bodies(server: HTTPServer) -> list[dict[str, Any]]:
@@ -117,9 +104,11 @@ def test_the_context_bar_grows(server: HTTPServer, start: Callable[..., Terminal
 
 def test_a_40_column_terminal_shows_the_compact_banner(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     term = start(40, 30)
-    screen = term.wait_for("Your request")
+    screen = ready(term)
     assert "▀" not in screen and "█" in screen  # the pixel title without the image
     assert "One agent, many models" in screen
+    assert [len(b) for b in _borders(term)] == [39, 39]
+    assert all(len(line.rstrip()) <= 39 for line in term.screen.display)
 
 
 def test_a_20_column_terminal_shows_the_framed_title(server: HTTPServer, start: Callable[..., Terminal]) -> None:
@@ -196,11 +185,16 @@ def test_every_exit_path_saves(server: HTTPServer, start: Callable[..., Terminal
     assert len(sessions) == 1 and "keep me" in sessions[0].read_text()
 
 
+def _borders(term: Terminal) -> list[str]:
+    return [line.rstrip() for line in term.screen.display if line.strip() and set(line.strip()) == {"┈"}]
+
+
 def test_resize_redraws_at_the_new_width(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     term = start(100, 30)
-    term.wait_for("Your request")
-    term.child.setwinsize(30, 60)
-    term.screen.resize(30, 60)
-    term.pump(0.5)
-    borders = [line for line in term.screen.display if line.strip() and set(line.strip()) == {"┈"}]
-    assert borders and all(len(line.rstrip()) == 59 for line in borders[-2:])
+    ready(term)
+    term.resize(30, 60)
+    term.wait_until(lambda: [len(b) for b in _borders(term)] == [59, 59], "the input box was not redrawn at 60 columns")
+    assert "Your request" in term.text() and term.text().count("/ 128k") == 1  # one bar, no ghost copies
+    term.resize(30, 100)
+    term.wait_until(lambda: [len(b) for b in _borders(term)] == [99, 99], "not redrawn at 100 columns")
+    assert term.text().count("/ 128k") == 1
