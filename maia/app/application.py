@@ -40,6 +40,7 @@ from maia.skills import Skill
 if TYPE_CHECKING:
     from maia.permissions.rules import RuleSet
     from maia.sandbox.policy import SandboxPolicy
+    from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
 
@@ -74,6 +75,7 @@ class AppOptions:
     prompt_sections: tuple[str, ...] = ()
     system_prompt: Callable[[Loadout, str | None], str] | None = None
     extra_sources: tuple[ToolSource, ...] = ()
+    agent_loader: Callable[[], LoadedAgents] | None = None  # the sub-agents offered; None: the usual folders
 
 
 @dataclass(slots=True)
@@ -118,6 +120,7 @@ class Application:
                     list_models=self.catalog.models,
                     notify=self._notify,
                     extra_allow=options.allow,
+                    loader=options.agent_loader,
                 ),
                 *options.extra_sources,
             ]

@@ -15,7 +15,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
 from maia.contracts import (
@@ -278,7 +278,14 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     return child
 
 
-async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
+class Logs(Protocol):
+    """Where the retry notices go (the parent's interface, a workflow's log)."""
+
+    def log(self, level: str, message: str) -> None:
+        """One line for the user."""
+
+
+async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
     """Run ``attempt(n)``; on a rate limit or an overloaded server wait as the shared retry policy says
     (told to the parent) and try again."""
     from maia.app.retry import RetryPolicy
@@ -306,11 +313,13 @@ async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
             await asyncio.sleep(wait.delay)
 
 
-async def request_final_summary(session: AgentSession, ui: ChildUI) -> str:
-    """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation."""
+async def request_final_summary(session: AgentSession, ui: Logs, request_text: str | None = None) -> str:
+    """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation.
+
+    ``request_text`` replaces the sub-agent's wording (a workflow's parent asks for its Output)."""
     from maia.subagents.prompt import FINAL_SUMMARY_REQUEST
 
-    add_request(session, FINAL_SUMMARY_REQUEST)
+    add_request(session, request_text or FINAL_SUMMARY_REQUEST)
     request = ChatRequest(
         session.system, list(session.messages), [t.spec for t in session.tools.values()], FINAL_SUMMARY_TOKENS
     )
@@ -364,7 +373,7 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
                 ok=ok,
                 summary=summary,
                 error=error,
-                messages=messages if spec.definition.trace else (),
+                messages=messages if spec.definition.trace or spec.transcript else (),
                 tool_calls=count_tool_calls(messages),
                 model=spec.model,
             )

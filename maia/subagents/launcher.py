@@ -302,14 +302,15 @@ async def launch_subagent(
     *,
     confirm: Confirm | None = None,
     on_log: OnLog | None = None,
-    timeout: float = MAX_DURATION,
+    timeout: float | None = MAX_DURATION,
     kill_grace: float = KILL_GRACE,
     command: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> SubAgentResult:
     """Run one sub-agent to its end; failures are results, cancellation (Ctrl+C) stops the child then propagates.
 
-    ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs.
+    ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs;
+    ``timeout`` None: no time limit of its own (a workflow's limit bounds it).
     """
     started = time.monotonic()
     name = spec.definition.name
@@ -363,7 +364,7 @@ def _duration(seconds: float) -> str:
     return _("{seconds:g} s").format(seconds=round(seconds, 1))
 
 
-def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -> None:
+def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float | None) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
     from maia.codec import message_from_dict
 
@@ -378,7 +379,7 @@ def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -
             result.messages = [message_from_dict(m) for m in done.get("messages") or []]
     if result.timed_out:
         result.error = _("The sub-agent was stopped: it ran longer than its time limit ({limit}).").format(
-            limit=_duration(timeout)
+            limit=_duration(timeout or 0.0)
         )
     elif result.aborted:
         result.error = _("The sub-agent was interrupted.")

@@ -37,6 +37,7 @@ class ChildSpec:
     model: str
     parent_session: str | None = None
     extra_allow: tuple[str, ...] = ()  # rules the parent run added (``maia ask --allow``)
+    transcript: bool = False  # send the conversation back in ``done`` even without ``trace`` (workflows)
 
     def to_json(self) -> dict[str, Any]:
         """The ``spec`` of a start message."""
@@ -49,6 +50,7 @@ class ChildSpec:
             "model": self.model,
             "parentSession": self.parent_session,
             "extraAllow": list(self.extra_allow),
+            "transcript": self.transcript,
         }
 
     @classmethod
@@ -66,6 +68,7 @@ class ChildSpec:
                 model=str(data["model"]),
                 parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
                 extra_allow=tuple(str(r) for r in extra),
+                transcript=data.get("transcript") is True,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ProtocolError(f"malformed start message: {error}") from None

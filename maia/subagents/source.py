@@ -7,7 +7,7 @@ from pathlib import Path
 
 from maia.contracts import SourceReport, Tool
 from maia.provider.models import ModelInfo
-from maia.subagents.definitions import AgentDefinition, load_agents, loaded_message
+from maia.subagents.definitions import AgentDefinition, LoadedAgents, load_agents, loaded_message
 from maia.subagents.tool import agent_tools, agents_prompt_section
 
 
@@ -25,8 +25,10 @@ class AgentSource:
         list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
         notify: Callable[[str], None] | None = None,
         extra_allow: Sequence[str] = (),
+        loader: Callable[[], LoadedAgents] | None = None,
     ) -> None:
         self.launch = launch
+        self.loader = loader  # None: the two usual folders (a workflow loads its own)
         self.home = home
         self.depth = depth
         self.list_models = list_models
@@ -37,7 +39,7 @@ class AgentSource:
 
     async def start(self) -> SourceReport:
         """Load the definitions; a broken one is a warning, the others load."""
-        loaded = load_agents(self.home, self.launch)
+        loaded = self.loader() if self.loader is not None else load_agents(self.home, self.launch)
         self.agents = dict(loaded.agents)
         self._tools = list(
             agent_tools(
