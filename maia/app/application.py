@@ -63,6 +63,7 @@ class AppOptions:
     origin: Origin = "chat"
     save: bool = True  # sessions on disk (``maia ask --no-save``: none)
     allow: tuple[str, ...] = ()  # extra allow rules for this run (``--allow``)
+    deny: tuple[str, ...] = ()  # extra deny rules for this run and its sub-agents (a workflow's registry)
     max_iterations: int | None = None
     wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None
     lock_wait: float = 0.0  # how long to wait for a session another process has open
@@ -120,6 +121,7 @@ class Application:
                     list_models=self.catalog.models,
                     notify=self._notify,
                     extra_allow=options.allow,
+                    extra_deny=options.deny,
                     loader=options.agent_loader,
                 ),
                 *options.extra_sources,
@@ -264,10 +266,11 @@ class Application:
             prompt_sections=sections,
             omit_context=options.omit_context,
         )
-        if options.extra_rules is not None:
-            from maia.permissions.rules import merge
+        if options.extra_rules is not None or options.deny:
+            from maia.permissions.rules import RuleSet, merge, parse_rules
 
-            loadout.extra_rules = merge([loadout.extra_rules, options.extra_rules])
+            denied = parse_rules({"deny": list(options.deny)}, where="deny").ruleset if options.deny else RuleSet()
+            loadout.extra_rules = merge([loadout.extra_rules, options.extra_rules or RuleSet(), denied])
         return loadout
 
     def _apply_prompt(self) -> None:
@@ -318,6 +321,7 @@ class Application:
             list_models=self.catalog.models,
             notify=self._notify,
             extra_allow=self.options.allow,
+            extra_deny=self.options.deny,
         )
         if result.ok:
             self.attach(direct_context(result))

@@ -246,6 +246,7 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         origin="subagent",
         save=False,
         allow=spec.extra_allow,
+        deny=spec.extra_deny,
         max_iterations=definition.max_iterations,
         depth=1,
         tool_filter=keep_tool,

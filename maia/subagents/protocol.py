@@ -37,6 +37,7 @@ class ChildSpec:
     model: str
     parent_session: str | None = None
     extra_allow: tuple[str, ...] = ()  # rules the parent run added (``maia ask --allow``)
+    extra_deny: tuple[str, ...] = ()  # rules the parent run added (a workflow's registry stays out of reach)
     transcript: bool = False  # send the conversation back in ``done`` even without ``trace`` (workflows)
 
     def to_json(self) -> dict[str, Any]:
@@ -50,6 +51,7 @@ class ChildSpec:
             "model": self.model,
             "parentSession": self.parent_session,
             "extraAllow": list(self.extra_allow),
+            "extraDeny": list(self.extra_deny),
             "transcript": self.transcript,
         }
 
@@ -68,6 +70,7 @@ class ChildSpec:
                 model=str(data["model"]),
                 parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
                 extra_allow=tuple(str(r) for r in extra),
+                extra_deny=tuple(str(r) for r in data.get("extraDeny") or []),
                 transcript=data.get("transcript") is True,
             )
         except (KeyError, TypeError, ValueError) as error:

@@ -25,6 +25,7 @@ class AgentSource:
         list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
         notify: Callable[[str], None] | None = None,
         extra_allow: Sequence[str] = (),
+        extra_deny: Sequence[str] = (),
         loader: Callable[[], LoadedAgents] | None = None,
     ) -> None:
         self.launch = launch
@@ -34,6 +35,7 @@ class AgentSource:
         self.list_models = list_models
         self.notify = notify
         self.extra_allow = tuple(extra_allow)
+        self.extra_deny = tuple(extra_deny)
         self.agents: dict[str, AgentDefinition] = {}
         self._tools: list[Tool] = []
 
@@ -49,6 +51,7 @@ class AgentSource:
                 list_models=self.list_models,
                 notify=self.notify,
                 extra_allow=self.extra_allow,
+                extra_deny=self.extra_deny,
             )
         )
         message = loaded_message(self.agents)

@@ -79,6 +79,7 @@ async def run_agent(
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
+    extra_deny: Sequence[str] = (),
 ) -> SubAgentResult:
     """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning)."""
     notify = notify or _ui_info(ui)
@@ -94,6 +95,7 @@ async def run_agent(
         model=resolution.model,
         parent_session=parent_session,
         extra_allow=tuple(extra_allow),
+        extra_deny=tuple(extra_deny),
         transcript=observer is not None and observer.subagent_transcripts,
     )
     confirm = (
@@ -142,12 +144,14 @@ class AgentTool:
         notify: Notify | None = None,
         extra_allow: Sequence[str] = (),
         command: Sequence[str] | None = None,
+        extra_deny: Sequence[str] = (),
     ) -> None:
         self.agents = dict(agents)
         self.home = home
         self.resolver = ModelResolver(list_models)
         self.notify = notify
         self.extra_allow = tuple(extra_allow)
+        self.extra_deny = tuple(extra_deny)
         self.command = command
 
     @property
@@ -211,6 +215,7 @@ class AgentTool:
             notify=self.notify,
             extra_allow=self.extra_allow,
             command=self.command,
+            extra_deny=self.extra_deny,
         )
         if not result.ok:
             raise ToolError(failure_for_model(result))
@@ -225,11 +230,16 @@ def agent_tools(
     list_models: ListModels | None = None,
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
+    extra_deny: Sequence[str] = (),
 ) -> list[AgentTool]:
     """``[AgentTool]`` for the main agent when agents exist; nothing inside a sub-agent (no nesting)."""
     if depth >= 1 or not agents:
         return []
-    return [AgentTool(agents, home=home, list_models=list_models, notify=notify, extra_allow=extra_allow)]
+    return [
+        AgentTool(
+            agents, home=home, list_models=list_models, notify=notify, extra_allow=extra_allow, extra_deny=extra_deny
+        )
+    ]
 
 
 def agents_prompt_section(agents: Mapping[str, AgentDefinition]) -> str:
@@ -300,6 +310,7 @@ async def run_direct(
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
+    extra_deny: Sequence[str] = (),
 ) -> SubAgentResult:
     """``&name task``: the launcher directly (no Agent tool, no question about it); the task defaults to the missions.
 
@@ -318,6 +329,7 @@ async def run_direct(
         notify=notify,
         extra_allow=extra_allow,
         command=command,
+        extra_deny=extra_deny,
     )
 
 

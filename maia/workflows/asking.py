@@ -96,6 +96,14 @@ class Asker:
                     except WorkflowFileError as error:
                         self.log("warn", _("{error}; taken as a refusal.").format(error=error.message))
                         answer = {}
+                    if answer and answer.get("nonce") != request.nonce:  # not written by maia approve / reply
+                        self.log(
+                            "warn",
+                            _("{path} was not written by maia approve or maia reply; taken as a refusal.").format(
+                                path=self.workflow.answer_path(request.id)
+                            ),
+                        )
+                        answer = {}
                     if answer is not None:
                         answered = True
                         self._received(request, answer)

@@ -8,6 +8,7 @@ questions answered by the permission mode. Prompt: the orchestrator's.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maia.app.application import Application, AppOptions
@@ -20,13 +21,19 @@ from maia.workflows.asking import INTERVENTION_TOOL, WorkflowToolSource, workflo
 from maia.workflows.orchestrator import Orchestrator, PermissionMode, build_orchestrator_prompt, load_workflow_agents
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from maia.app.catalog import ModelCatalog
     from maia.config import Settings
     from maia.workflows.ui import WorkflowUI
 
 ALWAYS_KEPT = frozenset({AGENT_TOOL, INTERVENTION_TOOL})
+PROTECTED_TOOLS = ("Read", "Write", "Edit")
+
+
+def registry_rules(home: Path) -> tuple[str, ...]:
+    """Deny rules keeping the workflows' registry out of the agents' file tools: an agent must not read a
+    request's nonce nor write an answer (``maia approve`` / ``reply`` alone do)."""
+    folder = (home / "workflows").resolve()
+    return tuple(f"{tool}({folder}/**)" for tool in PROTECTED_TOOLS)
 
 
 async def open_parent(
@@ -70,6 +77,7 @@ async def open_parent(
         settings=settings,
         model=model,
         origin="workflow",
+        deny=registry_rules(home),
         save=False,  # the workflow keeps its own traces
         max_iterations=definition.max_iterations,
         wrap_permissions=lambda check: workflow_permissions(check, mode),

@@ -41,6 +41,7 @@ RECORD_VERSION = 1
 LOCK_WAIT = 30.0
 WORKFLOW_ID = re.compile(r"^wf_(\d{8}_\d{6})_[0-9a-z]{4}$")
 _REQUEST = re.compile(r"^r([1-9]\d{0,8})\.json$")
+_ANY_REQUEST_FILE = re.compile(r"^r([1-9]\d{0,8})(?:\.answer)?\.json$")
 
 
 class WorkflowFileError(MaiaError):
@@ -134,6 +135,7 @@ class Request:
     state: Literal["pending", "answered", "withdrawn"] = "pending"
     answer: dict[str, Any] | None = None
     answer_problem: str | None = None  # the answer file exists but cannot be read
+    nonce: str = ""  # copied into the answer by maia approve / reply: an answer without it is not one
 
     @property
     def number(self) -> int:
@@ -350,9 +352,13 @@ class Workflow:
         """Write the next ``rN.json`` (the worker)."""
         with self.locked():
             self.requests_dir.mkdir(parents=True, exist_ok=True)
-            numbers = [int(m.group(1)) for p in self.requests_dir.iterdir() if (m := _REQUEST.match(p.name))]
+            # an answer file already there (planted before its request) never gets a request of its number
+            names = [p.name for p in self.requests_dir.iterdir()]
+            numbers = [int(m.group(1)) for name in names if (m := _ANY_REQUEST_FILE.match(name))]
             request = Request(f"r{max(numbers, default=0) + 1}", kind, agent, message, now_iso())
-            write_atomic(self._request_path(request.id), _dump({**request.to_json(), "state": "pending"}))
+            request.nonce = secrets.token_hex(16)
+            data = {**request.to_json(), "state": "pending", "nonce": request.nonce}
+            write_atomic(self._request_path(request.id), _dump(data))
         return request
 
     def close_request(self, request_id: str, state: Literal["answered", "withdrawn"]) -> None:
@@ -404,6 +410,7 @@ class Workflow:
                 str(data.get("agent") or "?"),
                 str(data.get("message") or ""),
                 str(data.get("created") or ""),
+                nonce=str(data.get("nonce") or ""),
             )
             if data.get("state") == "withdrawn":
                 request.state = "withdrawn"
@@ -438,7 +445,8 @@ class Workflow:
                         request=request_id
                     )
                 )
-            self._create_once(self.answer_path(request_id), _dump({**answer, "time": now_iso()}))
+            payload = {**answer, "nonce": request.nonce, "time": now_iso()}
+            self._create_once(self.answer_path(request_id), _dump(payload))
 
     def _create_once(self, path: Path, text: str) -> None:
         """Create ``path`` with its whole content at once, never over an existing file (a hard link of a

@@ -182,3 +182,11 @@ def test_ids_sort_by_creation(home: Path) -> None:
     made = [registry.create({"agent": "boss", "state": "pending"}).id for _ in range(3)]
     assert [w.id for w in registry.all()] == made
     assert registry.find("last").id == made[-1]
+
+
+def test_an_answer_planted_before_its_request_is_never_used(home: Path) -> None:
+    workflow = WorkflowRegistry(home).create({"agent": "boss", "state": "running"})
+    write(workflow.answer_path("r1"), '{"approved": true}')
+    request = workflow.add_request("permission", "rev", "Allow Bash: rm -rf x?")
+    assert request.id == "r2" and len(request.nonce) == 32
+    assert workflow.read_answer("r2") is None
