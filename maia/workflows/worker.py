@@ -244,6 +244,9 @@ class Worker:
             return self._end("error", int(ExitStatus.INTERRUPTED), _("Interrupted by a signal."))
         except MaiaError as error:
             return self._end("error", int(error.exit_status), described(error))
+        except Exception as error:  # a bug: the registry says so, run.log has the traceback
+            self.log("error", traceback.format_exc().rstrip())
+            return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
 
     async def _run(self, orchestrator: Orchestrator | None) -> Outcome:
         from maia.app.catalog import ModelCatalog

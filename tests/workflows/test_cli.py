@@ -189,3 +189,26 @@ def test_the_example_workflow_loads(home: Path, project: Path) -> None:
     assert loaded.layout.agents_dir == example.parent and loaded.layout.cwd == project
     assert sorted(loaded.agents) == ["changes_collector", "docs_auditor"]
     assert loaded.mentioned == ["changes_collector", "docs_auditor"]
+
+
+def test_colours_only_on_a_terminal_and_never_with_no_color(make_parent: Callable[..., Path], home: Path) -> None:
+    import os
+    import sys
+
+    import pexpect
+
+    assert maia("run", str(make_parent(text="---\nname: boss\n---\n"))).returncode == 2
+    workflow_id = only_workflow(home)
+    piped = maia("workflows")
+    assert piped.stdout.startswith(f"{workflow_id}  error ") and "\x1b[" not in piped.stdout
+
+    def on_terminal(**extra: str) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        child = pexpect.spawn(sys.executable, ["-m", "maia", "workflows"], env={**env, **extra}, encoding="utf-8")
+        child.expect(pexpect.EOF, timeout=60)
+        child.close()
+        return str(child.before)
+
+    assert f"{workflow_id}  \x1b[31merror" in on_terminal()
+    plain = on_terminal(NO_COLOR="1")
+    assert f"{workflow_id}  error " in plain and "\x1b[" not in plain

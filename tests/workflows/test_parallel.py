@@ -45,3 +45,30 @@ def test_two_subagents_run_in_parallel_and_the_workflow_ends_done(
     assert events[0] == "started" and events[-1] == "ended"
     assert events.count("agent_started") == 2 and events.count("agent_finished") == 2
     assert show("last")["id"] == workflow_id
+
+
+def test_watch_follows_the_workflow_to_its_end(script: WorkflowLiteLLM, make_parent: Callable[..., Path]) -> None:
+    import subprocess
+    import sys
+
+    parent = make_parent()
+    held = Gate()
+    script.add("parent", held.hold(text_stream("Watched.")))
+    workflow_id = detach(parent)
+    wait_until(lambda: script.seen("parent") == 1, WAIT, "the parent asking the model")
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "maia", "workflow", workflow_id, "--watch", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert watch.stdout is not None
+    first = json.loads(watch.stdout.readline())  # printed at once, before anything changes
+    assert first["state"] == "running"
+    held.open()
+    rest, err = watch.communicate(timeout=WAIT)
+    assert watch.returncode == 0, err
+    states = [first["state"]] + [json.loads(line)["state"] for line in rest.splitlines()]
+    assert states[-1] == "done" and set(states) == {"running", "done"}
+    text = maia("workflow", workflow_id, "--watch")  # an ended workflow: shown once, then the command ends
+    assert text.returncode == 0 and text.stdout.startswith(f"{workflow_id}  done\n")
