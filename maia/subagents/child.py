@@ -123,6 +123,10 @@ class ChildUI:
         """A line for the parent's interface."""
         self.send(protocol.log(level, message))
 
+    def waiting(self, reason: str | None, until: str | None) -> None:
+        """Tell the parent the sub-agent waits for the server until ``until`` (None: no longer)."""
+        self.send(protocol.waiting(reason, until))
+
     def answer(self, request_id: Any, ok: bool) -> None:
         """The parent's answer to a question."""
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
@@ -285,6 +289,9 @@ class Logs(Protocol):
     def log(self, level: str, message: str) -> None:
         """One line for the user."""
 
+    def waiting(self, reason: str | None, until: str | None) -> None:
+        """A wait for the server begins (until ``until``, an ISO time) or, with None, ends."""
+
 
 async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
     """Run ``attempt(n)``; on a rate limit or an overloaded server wait as the shared retry policy says
@@ -311,7 +318,11 @@ async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
                         error=error.message, seconds=wait.delay
                     ),
                 )
-            await asyncio.sleep(wait.delay)
+            ui.waiting(wait.reason, wait.until.astimezone().isoformat(timespec="seconds"))
+            try:
+                await asyncio.sleep(wait.delay)
+            finally:
+                ui.waiting(None, None)
 
 
 async def request_final_summary(session: AgentSession, ui: Logs, request_text: str | None = None) -> str:

@@ -1,8 +1,8 @@
 """The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
 
 parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
-child → parent: ``confirm {id, message}``, ``log {level, message}``,
-``done {ok, summary, error, messages, toolCalls, model}``.
+child → parent: ``confirm {id, message}``, ``log {level, message}``, ``wait {reason, until}`` (a rate limit:
+``reason`` None when it carries on), ``done {ok, summary, error, messages, toolCalls, model}``.
 """
 
 from __future__ import annotations
@@ -116,6 +116,12 @@ def confirm(request_id: int, message: str) -> dict[str, Any]:
 def log(level: str, message: str) -> dict[str, Any]:
     """child → parent: something to show (``info`` or ``warn``)."""
     return {"type": "log", "level": level, "message": message}
+
+
+def waiting(reason: str | None, until: str | None) -> dict[str, Any]:
+    """child → parent: waiting for the server (``rate_limited``, ``overloaded``) until ``until`` (ISO time);
+    ``reason`` None: the wait is over."""
+    return {"type": "wait", "reason": reason, "until": until}
 
 
 def done(

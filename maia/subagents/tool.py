@@ -65,6 +65,9 @@ class SubAgentObserver(Protocol):
         """A question from the sub-agent ``name`` (already prefixed with its name)."""
         ...
 
+    def subagent_waiting(self, name: str, reason: str | None, until: str | None) -> None:
+        """``name`` waits for the server (``rate_limited``…) until ``until``; ``reason`` None: it carries on."""
+
 
 async def run_agent(
     definition: AgentDefinition,
@@ -114,6 +117,7 @@ async def run_agent(
             on_log=_logger(definition.name, ui, notify),
             command=command,
             timeout=observer.subagent_time_limit if observer is not None else MAX_DURATION,
+            on_wait=functools.partial(observer.subagent_waiting, definition.name) if observer is not None else None,
         )
     except BaseException:
         if observer is not None:  # cancelled (Ctrl+C, a workflow stopped): the run ended all the same

@@ -85,34 +85,41 @@ class Asker:
 
     async def _wait_for_answer(self, kind: RequestKind, agent: str, message: str) -> dict[str, Any]:
         async with self._one_at_a_time:
-            request = await asyncio.to_thread(self.workflow.add_request, kind, agent, message)
-            self._announce(request)
-            self.on_wait(agent, +1)
+            self.on_wait(agent, +1)  # the agent shows waiting before its request does: never a pending request
+            request: Request | None = None  # beside a running agent
             answered = False
             try:
+                request = await asyncio.to_thread(self.workflow.add_request, kind, agent, message)
+                self._announce(request)
                 while True:
-                    try:
-                        answer = self.workflow.read_answer(request.id)
-                    except WorkflowFileError as error:
-                        self.log("warn", _("{error}; taken as a refusal.").format(error=error.message))
-                        answer = {}
-                    if answer and answer.get("nonce") != request.nonce:  # not written by maia approve / reply
-                        self.log(
-                            "warn",
-                            _("{path} was not written by maia approve or maia reply; taken as a refusal.").format(
-                                path=self.workflow.answer_path(request.id)
-                            ),
-                        )
-                        answer = {}
+                    answer = self._read_answer(request)
                     if answer is not None:
                         answered = True
                         self._received(request, answer)
                         return answer
                     await asyncio.sleep(self.poll)
             finally:
+                if request is not None:
+                    with contextlib.suppress(Exception):
+                        self.workflow.close_request(request.id, "answered" if answered else "withdrawn")
                 self.on_wait(agent, -1)
-                with contextlib.suppress(Exception):
-                    self.workflow.close_request(request.id, "answered" if answered else "withdrawn")
+
+    def _read_answer(self, request: Request) -> dict[str, Any] | None:
+        """The answer, None while there is none; ``{}`` (a refusal) when it cannot be trusted or read."""
+        try:
+            answer = self.workflow.read_answer(request.id)
+        except WorkflowFileError as error:
+            self.log("warn", _("{error}; taken as a refusal.").format(error=error.message))
+            return {}
+        if answer is not None and answer.get("nonce") != request.nonce:  # not written by maia approve / reply
+            self.log(
+                "warn",
+                _("{path} was not written by maia approve or maia reply; taken as a refusal.").format(
+                    path=self.workflow.answer_path(request.id)
+                ),
+            )
+            return {}
+        return answer
 
     def _announce(self, request: Request) -> None:
         self.workflow.append_event(

@@ -27,6 +27,7 @@ class AgentRecord:
     started: str | None = None
     ended: str | None = None
     error: str | None = None
+    waiting: dict[str, str] | None = None  # waiting for the server: {reason, until}
 
     def to_json(self) -> dict[str, Any]:
         """The record in ``agents.json`` and ``--json``."""
@@ -38,6 +39,7 @@ class AgentRecord:
             "started": self.started,
             "ended": self.ended,
             "error": self.error,
+            "waiting": self.waiting,
         }
 
 
@@ -60,7 +62,7 @@ class AgentBook:
 
     def _settle(self, record: AgentRecord) -> None:
         if record.active > 0:
-            record.state = "waiting" if record.waits > 0 else "running"
+            record.state = "waiting" if record.waits > 0 or record.waiting else "running"
 
     def start(self, name: str) -> None:
         """A run of ``name`` begins."""
@@ -82,6 +84,14 @@ class AgentBook:
             record.ended = now_iso()
             record.error = None if ok else (error or _("failed"))
             record.waits = 0
+            record.waiting = None
+        self._settle(record)
+        self.save()
+
+    def server_wait(self, name: str, reason: str | None, until: str | None) -> None:
+        """``name`` waits for the server (a rate limit) until ``until``; ``reason`` None: no longer."""
+        record = self._get(name)
+        record.waiting = {"reason": reason, "until": until or ""} if reason else None
         self._settle(record)
         self.save()
 
@@ -101,6 +111,7 @@ class AgentBook:
             if record.active > 0:
                 record.active = 0
                 record.waits = 0
+                record.waiting = None
                 record.state = "error"
                 record.ended = now_iso()
                 record.error = _("the workflow ended while it was running")

@@ -111,6 +111,11 @@ class WorkflowUI:
         """A retry notice while the final result is asked for."""
         self.write("warn" if level == "warn" else "wait", message)
 
+    def waiting(self, reason: str | None, until: str | None) -> None:
+        """The parent waits for the server while its final result is asked for (or no longer)."""
+        value = {"reason": reason, "until": until} if reason else None
+        self.workflow.update(lambda data: data.update(waiting=value))
+
     # --- the sub-agents (SubAgentObserver) --------------------------------------------------------
 
     def subagent_started(self, name: str, task: str) -> None:
@@ -140,6 +145,11 @@ class WorkflowUI:
         self.workflow.append_event(
             "agent_finished", agent=name, ok=result.ok, error=result.error, toolCalls=result.tool_calls, trace=trace
         )
+
+    def subagent_waiting(self, name: str, reason: str | None, until: str | None) -> None:
+        """A sub-agent waits for the server (a rate limit) until ``until``, or carries on."""
+        self.book.server_wait(name, reason, until)
+        self.workflow.append_event("agent_waiting" if reason else "agent_resumed", agent=name, until=until)
 
     async def subagent_confirm(self, name: str, question: str) -> bool:
         """A sub-agent's question, with its name."""

@@ -74,6 +74,11 @@ class Snapshot:
                 return _("server overloaded, retrying at {time}").format(time=until)
             if self.pending:
                 return _("waiting for an answer ({requests})").format(requests=", ".join(r.id for r in self.pending))
+            for agent in self.agents:
+                if agent.get("state") == "waiting" and isinstance(agent.get("waiting"), dict):
+                    return _("sub-agent {name} rate-limited until {time}").format(
+                        name=inert(str(agent.get("name"))), time=_clock(agent["waiting"].get("until"))
+                    )
             return _("waiting")
         if self.state == "error":
             code = self.record.get("exitCode")
@@ -116,6 +121,7 @@ class Snapshot:
                     "name": a.get("name"),
                     "state": self.agent_state(a),
                     **{k: a.get(k) for k in ("runs", "active", "started", "ended", "error")},
+                    "waiting": a.get("waiting") if isinstance(a.get("waiting"), dict) and not self.final else None,
                 }
                 for a in self.agents
             ],
@@ -213,6 +219,9 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
             runs = int(agent.get("runs") or 0)
             extra = _(" ({count} runs)").format(count=runs) if runs > 1 else ""
             error = f" — {one_line(str(agent['error']))}" if agent.get("error") and state == "error" else ""
+            waiting = agent.get("waiting")
+            if state == "waiting" and isinstance(waiting, dict):
+                extra += " " + _("(rate-limited until {time})").format(time=_clock(waiting.get("until")))
             lines.append(f"  {inert(str(agent.get('name'))):<20} {style(state, state)}{extra}{error}")
     if snap.pending:
         lines.append(_("Waiting for you"))

@@ -230,3 +230,28 @@ def test_a_foreground_run_ends_on_sighup_as_interrupted(
     assert process.returncode == 130, err
     ended = show(only_workflow(home))
     assert (ended["state"], ended["exitCode"], ended["error"]) == ("error", 130, "Interrupted by a signal.")
+
+
+def test_a_rate_limited_subagent_makes_the_workflow_wait_and_stop_still_works(
+    script: WorkflowLiteLLM, make_parent: Callable[..., Path], make_sub: Callable[..., Path], home: Path
+) -> None:
+    make_sub("rev")
+    parent = make_parent(header="permissions:\n  allow: [Agent]")
+    script.add("parent", agent_calls(("rev", "review a.py")))
+    script.add("rev", rate_limited(200))
+    workflow_id = detach(parent)
+    waiting = wait_for(workflow_id, lambda s: s["state"] == "waiting", "the sub-agent's rate limit")
+    (agent,) = waiting["agents"]
+    until = agent["waiting"]["until"]
+    assert (agent["name"], agent["state"], agent["waiting"]["reason"]) == ("rev", "waiting", "rate_limited")
+    assert waiting["label"] == f"sub-agent rev rate-limited until {until[11:19]}"
+    assert (
+        f"  rev                  waiting (rate-limited until {until[11:19]})\n" in maia("workflow", workflow_id).stdout
+    )
+    children = descendants(waiting["pid"])
+    assert maia("stop", workflow_id).returncode == 0
+    ended = show(workflow_id)
+    assert (ended["state"], ended["exitCode"]) == ("error", 130)
+    assert [(a["state"], a["waiting"]) for a in ended["agents"]] == [("error", None)]
+    assert not any(alive(pid) for pid in children)
+    assert script.seen("rev") == 1

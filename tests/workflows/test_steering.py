@@ -59,7 +59,7 @@ def test_a_subagent_question_waits_for_maia_approve_with_the_agents_name(
     script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "hi"}), after.hold(text_stream("Written.")))
     script.add("parent", text_stream("Done."))
     workflow_id = detach(parent, "write it")
-    waiting = wait_for(workflow_id, lambda s: s["state"] == "waiting", "the question")
+    waiting = wait_for(workflow_id, lambda s: bool(s["requests"]), "the question")
     pid = waiting["pid"]
     assert normalised(waiting, tmp_path, workflow_id, pid) == {
         "id": "<id>",
@@ -87,6 +87,7 @@ def test_a_subagent_question_waits_for_maia_approve_with_the_agents_name(
                 "started": "<time>",
                 "ended": None,
                 "error": None,
+                "waiting": None,
             }
         ],
         "requests": [
@@ -128,6 +129,7 @@ def test_a_subagent_question_waits_for_maia_approve_with_the_agents_name(
                 "started": "<time>",
                 "ended": "<time>",
                 "error": None,
+                "waiting": None,
             }
         ],
         "requests": [],
