@@ -122,7 +122,7 @@ def _start(
     if not quiet:
         click.echo(style("title", _("Workflow {id}").format(id=workflow.id)), err=True)
     outcome = asyncio.run(run_workflow(workflow, options, None if quiet else echo))
-    _finish(outcome.result, outcome.error, outcome.exit_code)
+    _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
 
 
 def _run_worker(workflow_id: str) -> None:
@@ -144,7 +144,7 @@ def _run_worker(workflow_id: str) -> None:
         raise UsageError(_("The workflow {id} has already started.").format(id=workflow_id))
     options = options_from_record(record, env.home, env.launch)
     outcome = asyncio.run(run_workflow(workflow, options, None))
-    _finish(outcome.result, outcome.error, outcome.exit_code)
+    _finish(outcome.result, None, outcome.exit_code)  # the error is in run.log already
 
 
 def _finish(result: str | None, error: str | None, code: int) -> None:

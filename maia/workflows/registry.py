@@ -486,18 +486,25 @@ class WorkflowRegistry:
 
     def create(self, record: dict[str, Any]) -> Workflow:
         """A new folder with a fresh id, its record written (``id``, ``version``, ``createdNs`` added)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        while True:
-            folder = self.root / new_id()
-            try:
-                folder.mkdir()
-            except FileExistsError:
-                continue
-            break
-        (folder / "requests").mkdir()
-        (folder / "traces").mkdir()
-        workflow = Workflow(folder)
-        workflow.write({"version": RECORD_VERSION, "id": workflow.id, "createdNs": time.time_ns(), **record})
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            while True:
+                folder = self.root / new_id()
+                try:
+                    folder.mkdir()
+                except FileExistsError:
+                    continue
+                break
+            (folder / "requests").mkdir()
+            (folder / "traces").mkdir()
+            workflow = Workflow(folder)
+            workflow.write({"version": RECORD_VERSION, "id": workflow.id, "createdNs": time.time_ns(), **record})
+        except OSError as error:
+            raise MaiaError(
+                _("{path}: cannot create a workflow there: {error}").format(
+                    path=self.root, error=error.strerror or error
+                )
+            ) from None
         return workflow
 
     def get(self, workflow_id: str) -> Workflow | None:

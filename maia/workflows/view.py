@@ -120,7 +120,9 @@ class Snapshot:
                 {
                     "name": a.get("name"),
                     "state": self.agent_state(a),
-                    **{k: a.get(k) for k in ("runs", "active", "started", "ended", "error")},
+                    "runs": _count(a.get("runs")),
+                    "active": _count(a.get("active")),
+                    **{k: a.get(k) for k in ("started", "ended", "error")},
                     "waiting": a.get("waiting") if isinstance(a.get("waiting"), dict) and not self.final else None,
                 }
                 for a in self.agents
@@ -128,6 +130,11 @@ class Snapshot:
             "requests": [r.to_json() for r in self.pending],
             "result": str(self.workflow.result_path) if self.workflow.result_path.exists() else None,
         }
+
+
+def _count(value: Any) -> int:
+    """A counter from a file: a non-negative integer, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _clock(value: Any) -> str:
@@ -216,7 +223,8 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
         lines.append(_("Sub-agents"))
         for agent in snap.agents:
             state = snap.agent_state(agent)
-            runs = int(agent.get("runs") or 0)
+            value = agent.get("runs")
+            runs = value if isinstance(value, int) else 0
             extra = _(" ({count} runs)").format(count=runs) if runs > 1 else ""
             error = f" — {one_line(str(agent['error']))}" if agent.get("error") and state == "error" else ""
             waiting = agent.get("waiting")

@@ -69,7 +69,7 @@ def test_maia_stop_cancels_the_turn_and_the_subagents(
     assert stopped.stdout == f"Stopped {workflow_id} (error (stopped)).\n"
     _out, err = process.communicate(timeout=WAIT)
     assert process.returncode == 130, err
-    assert "Error: Stopped by maia stop." in err
+    assert f"Workflow {workflow_id} ended in error: Stopped by maia stop.\n" in err
     assert not any(alive(pid) for pid in children)  # the sub-agent was stopped with the turn
     ended = show(workflow_id)
     assert (ended["state"], ended["label"], ended["exitCode"], ended["error"]) == (

@@ -190,3 +190,29 @@ def test_an_answer_planted_before_its_request_is_never_used(home: Path) -> None:
     request = workflow.add_request("permission", "rev", "Allow Bash: rm -rf x?")
     assert request.id == "r2" and len(request.nonce) == 32
     assert workflow.read_answer("r2") is None
+
+
+def test_a_hand_edited_record_is_shown_without_failing(home: Path) -> None:
+    from maia.workflows.view import detail_lines, snapshot
+
+    workflow = WorkflowRegistry(home).create(
+        {"agent": "boss", "state": "bogus", "pid": "abc", "started": 5, "timeout": "x", "waiting": "soon"}
+    )
+    workflow.write_agents([{"name": "rev", "state": "odd", "runs": "many", "waiting": 3}])
+    snap = snapshot(workflow)
+    assert (snap.state, snap.label()) == ("pending", "pending")
+    lines = detail_lines(snap)
+    assert lines[0] == f"{workflow.id}  pending" and "  rev                  error" in lines
+    data = snap.to_json()
+    assert data["agents"] == [
+        {
+            "name": "rev",
+            "state": "error",
+            "runs": 0,
+            "active": 0,
+            "started": None,
+            "ended": None,
+            "error": None,
+            "waiting": None,
+        }
+    ]
