@@ -156,7 +156,8 @@ class Asker:
 
 def workflow_permissions(check: PermissionCheck, mode: PermissionMode) -> PermissionCheck:
     """The rules, with ``RequestIntervention`` always allowed and, in ``allow`` / ``deny`` mode, questions
-    answered at once (a deny of the rules always stays a deny)."""
+    answered at once (a deny of the rules always stays a deny, and ``allow`` never answers a question the
+    permission engine raised out of doubt: that one is refused)."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
         if name == INTERVENTION_TOOL:
@@ -164,8 +165,15 @@ def workflow_permissions(check: PermissionCheck, mode: PermissionMode) -> Permis
         decision = check(name, tool_input)
         if decision.verdict != Verdict.ASK or mode == "wait":
             return decision
-        if mode == "allow":
+        if mode == "allow" and not getattr(decision, "doubt", False):
             return Decision(Verdict.ALLOW, "permissionMode: allow", _("allowed by the permission mode allow"))
+        if mode == "allow":  # an ask out of doubt (a command the engine cannot read, a deny it might dodge)
+            return Decision(
+                Verdict.DENY,
+                None,
+                "Not run: the permission mode allow only answers questions no rule raised, and this one comes "
+                f"from doubt: {decision.reason}. Do not retry it as is.",
+            )
         return Decision(
             Verdict.DENY,
             None,

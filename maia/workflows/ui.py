@@ -93,8 +93,8 @@ class WorkflowUI:
         """A question of the parent's: the permission mode, or a person through the registry."""
         return await self.asker.permission(self.parent, message)
 
-    async def ask(self, message: str) -> AskAnswer:
-        """A tool call that needs a confirmation."""
+    async def ask(self, message: str, approval: object | None = None) -> AskAnswer:
+        """A tool call that needs a confirmation (yes or no: a workflow offers no "always")."""
         return "yes" if await self.confirm(message) else "no"
 
     def on_context_usage(self, tokens: int) -> None:

@@ -216,3 +216,24 @@ def test_a_hand_edited_record_is_shown_without_failing(home: Path) -> None:
             "waiting": None,
         }
     ]
+
+
+def test_workflow_permissions() -> None:
+    from types import SimpleNamespace
+
+    from maia.permissions.engine import Decision
+    from maia.permissions.rules import Verdict
+    from maia.workflows.asking import workflow_permissions
+
+    def rules(verdict: Verdict, doubt: bool = False) -> Any:
+        return lambda _name, _input: SimpleNamespace(verdict=verdict, rule="R", reason="an opaque command", doubt=doubt)
+
+    ask, deny, allow = Verdict.ASK, Verdict.DENY, Verdict.ALLOW
+    assert workflow_permissions(rules(deny), "allow")("RequestIntervention", {}).verdict == allow  # always allowed
+    assert workflow_permissions(rules(deny), "allow")("Bash", {}).verdict == deny  # a deny stays a deny
+    assert workflow_permissions(rules(ask), "allow")("Bash", {}).verdict == allow
+    assert workflow_permissions(rules(ask), "wait")("Bash", {}).verdict == ask  # a person answers
+    refused = workflow_permissions(rules(ask), "deny")("Bash", {})
+    assert (refused.verdict, refused.rule) == (deny, None) and "permission mode deny" in refused.reason
+    doubtful = workflow_permissions(rules(ask, doubt=True), "allow")("Bash", {})
+    assert isinstance(doubtful, Decision) and doubtful.verdict == deny and "an opaque command" in doubtful.reason
