@@ -16,14 +16,22 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("maia.commands.agents:agents", "List, show and create sub-agents (AGENT.md)."),
+    "approve": ("maia.commands.workflow_steer:approve", "Allow (or deny) what a workflow waits for."),
     "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
     "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
     "completion": ("maia.commands.completion:completion", "Print the shell completion script (bash, zsh, fish)."),
+    "logs": ("maia.commands.workflow_view:logs", "Print a workflow's log (-f: follow it)."),
     "mcp": ("maia.commands.mcp:mcp", "MCP servers: list, test, add and remove (tools from other programs)."),
     "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
     "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
+    "reply": ("maia.commands.workflow_steer:reply", "Answer the question a workflow asked."),
+    "result": ("maia.commands.workflow_view:result", "Print a workflow's final answer."),
+    "run": ("maia.commands.workflows:run", "Run an autonomous workflow (a parent agent and its sub-agents)."),
     "sandbox": ("maia.commands.sandbox:sandbox", "Show the OS sandbox under shell commands (Linux Landlock)."),
     "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),
+    "stop": ("maia.commands.workflow_steer:stop", "Stop a running workflow."),
+    "workflow": ("maia.commands.workflow_view:workflow", "Show one workflow: state, sub-agents, requests (--watch)."),
+    "workflows": ("maia.commands.workflow_view:workflows", "List the workflows and their states."),
 }
 
 

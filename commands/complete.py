@@ -62,10 +62,9 @@ def _models() -> list[str]:
 
 
 def _workflows() -> list[str]:
-    from maia.workflows.registry import WorkflowRegistry  # type: ignore[import-not-found,unused-ignore]
+    from maia.workflows.registry import WorkflowRegistry
 
-    registry = WorkflowRegistry(_env().home)
-    ids = [w.id for w in registry.list()]
+    ids = [w.id for w in WorkflowRegistry(_env().home).all()]
     return ["last", *ids]
 
 

@@ -41,6 +41,7 @@ from maia.skills import Skill
 if TYPE_CHECKING:
     from maia.permissions.rules import RuleSet
     from maia.sandbox.policy import SandboxPolicy
+    from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
 
@@ -63,6 +64,7 @@ class AppOptions:
     origin: Origin = "chat"
     save: bool = True  # sessions on disk (``maia ask --no-save``: none)
     allow: tuple[str, ...] = ()  # extra allow rules for this run (``--allow``)
+    deny: tuple[str, ...] = ()  # extra deny rules for this run and its sub-agents (a workflow's registry)
     max_iterations: int | None = None
     wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None
     lock_wait: float = 0.0  # how long to wait for a session another process has open
@@ -75,6 +77,7 @@ class AppOptions:
     prompt_sections: tuple[str, ...] = ()
     system_prompt: Callable[[Loadout, str | None], str] | None = None
     extra_sources: tuple[ToolSource, ...] = ()
+    agent_loader: Callable[[], LoadedAgents] | None = None  # the sub-agents offered; None: the usual folders
 
 
 @dataclass(slots=True)
@@ -119,6 +122,8 @@ class Application:
                     list_models=self.catalog.models,
                     notify=self._notify,
                     extra_allow=options.allow,
+                    extra_deny=options.deny,
+                    loader=options.agent_loader,
                 ),
                 self._mcp_source(),
                 *options.extra_sources,
@@ -309,7 +314,7 @@ class Application:
         from maia.permissions.rules import merge, parse_rules
 
         allow = [*self.options.allow, *self.session_rules]
-        parsed = parse_rules({"allow": allow}, where="--allow").ruleset
+        parsed = parse_rules({"allow": allow, "deny": list(self.options.deny)}, where="--allow").ruleset
         return merge([parsed, self.options.extra_rules]) if self.options.extra_rules is not None else parsed
 
     def _apply_prompt(self) -> None:
@@ -361,6 +366,7 @@ class Application:
             list_models=self.catalog.models,
             notify=self._notify,
             extra_allow=self.options.allow,
+            extra_deny=self.options.deny,
         )
         if result.ok:
             self.attach(direct_context(result))

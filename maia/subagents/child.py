@@ -15,7 +15,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
 from maia.contracts import (
@@ -123,6 +123,10 @@ class ChildUI:
     def log(self, level: str, message: str) -> None:
         """A line for the parent's interface."""
         self.send(protocol.log(level, message))
+
+    def waiting(self, reason: str | None, until: str | None) -> None:
+        """Tell the parent the sub-agent waits for the server until ``until`` (None: no longer)."""
+        self.send(protocol.waiting(reason, until))
 
     def answer(self, request_id: Any, ok: bool) -> None:
         """The parent's answer to a question."""
@@ -247,6 +251,7 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         origin="subagent",
         save=False,
         allow=spec.extra_allow,
+        deny=spec.extra_deny,
         max_iterations=definition.max_iterations,
         depth=1,
         tool_filter=keep_tool,
@@ -279,7 +284,17 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     return child
 
 
-async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
+class Logs(Protocol):
+    """Where the retry notices go (the parent's interface, a workflow's log)."""
+
+    def log(self, level: str, message: str) -> None:
+        """One line for the user."""
+
+    def waiting(self, reason: str | None, until: str | None) -> None:
+        """A wait for the server begins (until ``until``, an ISO time) or, with None, ends."""
+
+
+async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
     """Run ``attempt(n)``; on a rate limit or an overloaded server wait as the shared retry policy says
     (told to the parent) and try again."""
     from maia.app.retry import RetryPolicy
@@ -304,14 +319,20 @@ async def _retrying(ui: ChildUI, attempt: Callable[[int], Awaitable[T]]) -> T:
                         error=error.message, seconds=wait.delay
                     ),
                 )
-            await asyncio.sleep(wait.delay)
+            ui.waiting(wait.reason, wait.until.astimezone().isoformat(timespec="seconds"))
+            try:
+                await asyncio.sleep(wait.delay)
+            finally:
+                ui.waiting(None, None)
 
 
-async def request_final_summary(session: AgentSession, ui: ChildUI) -> str:
-    """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation."""
+async def request_final_summary(session: AgentSession, ui: Logs, request_text: str | None = None) -> str:
+    """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation.
+
+    ``request_text`` replaces the sub-agent's wording (a workflow's parent asks for its Output)."""
     from maia.subagents.prompt import FINAL_SUMMARY_REQUEST
 
-    add_request(session, FINAL_SUMMARY_REQUEST)
+    add_request(session, request_text or FINAL_SUMMARY_REQUEST)
     request = ChatRequest(
         session.system, list(session.messages), [t.spec for t in session.tools.values()], FINAL_SUMMARY_TOKENS
     )
@@ -365,7 +386,7 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
                 ok=ok,
                 summary=summary,
                 error=error,
-                messages=messages if spec.definition.trace else (),
+                messages=messages if spec.definition.trace or spec.transcript else (),
                 tool_calls=count_tool_calls(messages),
                 model=spec.model,
             )

@@ -25,7 +25,7 @@ EFFORT_ITERATIONS: dict[str, int] = {"low": 10, "medium": 25, "high": 50}
 MAX_NAME = 64
 AGENT_FILES = ("AGENT.md", "agent.md")
 KNOWN_KEYS = ("name", "description", "model", "tools", "permissions", "effort", "skills", "omitmd", "trace")
-_SHOWN_KEYS = {"omitmd": "omitMd"}
+_SHOWN_KEYS = {"omitmd": "omitMd", "permissionmode": "permissionMode"}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _LIST_ITEM = re.compile(r"^[^\s,]+$")
 
@@ -440,14 +440,28 @@ def parse_sections(body: str, first_line: int = 1) -> dict[str, str]:
 
 @dataclass(slots=True)
 class ParsedAgent:
-    """A definition and the non-fatal remarks about it."""
+    """A definition, the non-fatal remarks about it, and the values of the extra keys asked for."""
 
     definition: AgentDefinition
     warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # lower-case key → raw header value
 
 
-def parse_agent(path: Path, scope: Scope = "project", folder_name: str | None = None) -> ParsedAgent:
-    """Read one AGENT.md; DefinitionError says why it cannot be used."""
+def parse_agent(
+    path: Path,
+    scope: Scope = "project",
+    folder_name: str | None = None,
+    *,
+    extra_keys: Sequence[str] = (),
+    keep_agent_tool: bool = False,
+) -> ParsedAgent:
+    """Read one AGENT.md; DefinitionError says why it cannot be used.
+
+    ``extra_keys`` (lower case) are header keys another kind of agent adds (a workflow's ``timeout``):
+    their raw values come back in ``extra`` instead of an "unknown key" warning. ``keep_agent_tool``
+    keeps ``Agent`` in ``tools`` (a workflow's parent launches agents; a sub-agent never does).
+    """
+    known = (*KNOWN_KEYS, *extra_keys)
     folder = folder_name or path.parent.name
     problem = name_problem(folder)
     if problem is not None:
@@ -468,8 +482,8 @@ def parse_agent(path: Path, scope: Scope = "project", folder_name: str | None = 
             warnings.append(
                 _('the key "{key}" is given twice (keys ignore case); the last one is used').format(key=raw_key)
             )
-        if key not in KNOWN_KEYS:
-            close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
             hint = _(' (did you mean "{key}"?)').format(key=_SHOWN_KEYS.get(close[0], close[0])) if close else ""
             warnings.append(_('unknown key "{key}" ignored{hint}').format(key=raw_key, hint=hint))
             continue
@@ -490,7 +504,7 @@ def parse_agent(path: Path, scope: Scope = "project", folder_name: str | None = 
             _('"model" must be one model name or fragment, not {value!r}; e.g. model: sonnet').format(value=model_value)
         )
     tools = _names(header.get("tools"), "tools", "Read, Grep, Glob")
-    if tools is not None and any(t.lower() == "agent" for t in tools):
+    if tools is not None and not keep_agent_tool and any(t.lower() == "agent" for t in tools):
         warnings.append(_('"tools": a sub-agent never gets the Agent tool; Agent is left out'))
         tools = tuple(t for t in tools if t.lower() != "agent")
     skills = _names(header.get("skills"), "skills", "[api-docs, testing-guide]")
@@ -528,7 +542,7 @@ def parse_agent(path: Path, scope: Scope = "project", folder_name: str | None = 
         omit_md=omit_md,
         trace=trace,
     )
-    return ParsedAgent(definition, warnings)
+    return ParsedAgent(definition, warnings, {k: header[k] for k in extra_keys if k in header})
 
 
 def _agent_name(value: Any, folder: str, warnings: list[str]) -> str:
@@ -556,10 +570,17 @@ def agent_dirs(home: Path, launch: Path) -> list[tuple[Scope, Path]]:
 
 def load_agents(home: Path, launch: Path) -> LoadedAgents:
     """Every valid agent of ``~/.maia/agents`` and ``./.maia/agents``; a warning per problem."""
+    return load_agents_from(agent_dirs(home, launch))
+
+
+def load_agents_from(dirs: Sequence[tuple[Scope, Path]], *, exclude: Path | None = None) -> LoadedAgents:
+    """Every valid agent of these folders, a later folder replacing an earlier one by name; the agent
+    folder ``exclude`` is left out (a workflow's parent beside its agents)."""
     loaded = LoadedAgents()
+    skip = exclude.resolve() if exclude is not None else None
     found: dict[str, AgentDefinition] = {}  # lower-case name → definition
     seen: set[Path] = set()
-    for scope, base in agent_dirs(home, launch):
+    for scope, base in dirs:
         try:
             real = base.resolve()
             if real in seen or not base.is_dir():
@@ -571,7 +592,7 @@ def load_agents(home: Path, launch: Path) -> LoadedAgents:
             continue
         in_scope: set[str] = set()
         for folder in folders:
-            if folder.name.startswith("."):
+            if folder.name.startswith(".") or (skip is not None and folder.resolve() == skip):
                 continue
             path = next((folder / n for n in AGENT_FILES if (folder / n).is_file()), None)
             if path is None:

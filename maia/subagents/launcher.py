@@ -32,6 +32,7 @@ STDERR_LINE_CHARS = 500
 
 Confirm = Callable[[str], Awaitable[bool]]
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
+OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
 
 
 def child_command() -> list[str]:
@@ -160,8 +161,10 @@ class _Run:
         confirm: Confirm | None,
         on_log: OnLog | None,
         kill_grace: float,
+        on_wait: OnWait | None = None,
     ) -> None:
         self.spec = spec
+        self.on_wait = on_wait
         self.kill_grace = kill_grace
         self.process = process
         self.confirm = confirm
@@ -244,6 +247,9 @@ class _Run:
                 task.add_done_callback(self.questions.discard)
             elif kind == "log":
                 self._log(str(message.get("level", "info")), str(message.get("message", "")))
+            elif kind == "wait" and self.on_wait is not None:
+                reason, until = message.get("reason"), message.get("until")
+                self.on_wait(str(reason) if reason else None, str(until) if reason and until else None)
             elif kind == "done":
                 self.done = message
                 break
@@ -302,14 +308,17 @@ async def launch_subagent(
     *,
     confirm: Confirm | None = None,
     on_log: OnLog | None = None,
-    timeout: float = MAX_DURATION,
+    timeout: float | None = MAX_DURATION,
     kill_grace: float = KILL_GRACE,
     command: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
+    on_wait: OnWait | None = None,
 ) -> SubAgentResult:
     """Run one sub-agent to its end; failures are results, cancellation (Ctrl+C) stops the child then propagates.
 
-    ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs.
+    ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs;
+    ``timeout`` None: no time limit of its own (a workflow's limit bounds it); ``on_wait`` hears when the
+    child waits for the server (rate limit) and when it carries on.
     """
     started = time.monotonic()
     name = spec.definition.name
@@ -328,7 +337,7 @@ async def launch_subagent(
         return SubAgentResult(
             name, False, error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error)
         )
-    run = _Run(spec, process, confirm, on_log, kill_grace)
+    run = _Run(spec, process, confirm, on_log, kill_grace, on_wait)
     result = SubAgentResult(name, False)
     try:
         async with asyncio.timeout(timeout):
@@ -363,7 +372,7 @@ def _duration(seconds: float) -> str:
     return _("{seconds:g} s").format(seconds=round(seconds, 1))
 
 
-def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -> None:
+def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float | None) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
     from maia.codec import message_from_dict
 
@@ -378,7 +387,7 @@ def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float) -
             result.messages = [message_from_dict(m) for m in done.get("messages") or []]
     if result.timed_out:
         result.error = _("The sub-agent was stopped: it ran longer than its time limit ({limit}).").format(
-            limit=_duration(timeout)
+            limit=_duration(timeout or 0.0)
         )
     elif result.aborted:
         result.error = _("The sub-agent was interrupted.")

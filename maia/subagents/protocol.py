@@ -1,8 +1,8 @@
 """The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
 
 parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
-child → parent: ``confirm {id, message}``, ``log {level, message}``,
-``done {ok, summary, error, messages, toolCalls, model}``.
+child → parent: ``confirm {id, message}``, ``log {level, message}``, ``wait {reason, until}`` (a rate limit:
+``reason`` None when it carries on), ``done {ok, summary, error, messages, toolCalls, model}``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class ChildSpec:
     model: str
     parent_session: str | None = None
     extra_allow: tuple[str, ...] = ()  # rules the parent run added (``maia ask --allow``)
+    extra_deny: tuple[str, ...] = ()  # rules the parent run added (a workflow's registry stays out of reach)
+    transcript: bool = False  # send the conversation back in ``done`` even without ``trace`` (workflows)
 
     def to_json(self) -> dict[str, Any]:
         """The ``spec`` of a start message."""
@@ -49,6 +51,8 @@ class ChildSpec:
             "model": self.model,
             "parentSession": self.parent_session,
             "extraAllow": list(self.extra_allow),
+            "extraDeny": list(self.extra_deny),
+            "transcript": self.transcript,
         }
 
     @classmethod
@@ -66,6 +70,8 @@ class ChildSpec:
                 model=str(data["model"]),
                 parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
                 extra_allow=tuple(str(r) for r in extra),
+                extra_deny=tuple(str(r) for r in data.get("extraDeny") or []),
+                transcript=data.get("transcript") is True,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ProtocolError(f"malformed start message: {error}") from None
@@ -110,6 +116,12 @@ def confirm(request_id: int, message: str) -> dict[str, Any]:
 def log(level: str, message: str) -> dict[str, Any]:
     """child → parent: something to show (``info`` or ``warn``)."""
     return {"type": "log", "level": level, "message": message}
+
+
+def waiting(reason: str | None, until: str | None) -> dict[str, Any]:
+    """child → parent: waiting for the server (``rate_limited``, ``overloaded``) until ``until`` (ISO time);
+    ``reason`` None: the wait is over."""
+    return {"type": "wait", "reason": reason, "until": until}
 
 
 def done(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from maia.contracts import SourceReport, Tool
 from maia.provider.models import ModelInfo
-from maia.subagents.definitions import AgentDefinition, load_agents, loaded_message
+from maia.subagents.definitions import AgentDefinition, LoadedAgents, load_agents, loaded_message
 from maia.subagents.tool import agent_tools, agents_prompt_section
 
 
@@ -25,19 +25,23 @@ class AgentSource:
         list_models: Callable[[], Awaitable[list[ModelInfo]]] | None = None,
         notify: Callable[[str], None] | None = None,
         extra_allow: Sequence[str] = (),
+        extra_deny: Sequence[str] = (),
+        loader: Callable[[], LoadedAgents] | None = None,
     ) -> None:
         self.launch = launch
+        self.loader = loader  # None: the two usual folders (a workflow loads its own)
         self.home = home
         self.depth = depth
         self.list_models = list_models
         self.notify = notify
         self.extra_allow = tuple(extra_allow)
+        self.extra_deny = tuple(extra_deny)
         self.agents: dict[str, AgentDefinition] = {}
         self._tools: list[Tool] = []
 
     async def start(self) -> SourceReport:
         """Load the definitions; a broken one is a warning, the others load."""
-        loaded = load_agents(self.home, self.launch)
+        loaded = self.loader() if self.loader is not None else load_agents(self.home, self.launch)
         self.agents = dict(loaded.agents)
         self._tools = list(
             agent_tools(
@@ -47,6 +51,7 @@ class AgentSource:
                 list_models=self.list_models,
                 notify=self.notify,
                 extra_allow=self.extra_allow,
+                extra_deny=self.extra_deny,
             )
         )
         message = loaded_message(self.agents)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from maia.contracts import AgentUI, Permission, ToolContext, ToolSpec
 from maia.errors import UsageError
 from maia.i18n import _
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent
 from maia.subagents.launcher import (
+    MAX_DURATION,
     SubAgentResult,
     done_message,
     failure_for_model,
@@ -45,6 +47,28 @@ def _logger(name: str, ui: AgentUI | None, notify: Notify | None) -> Callable[[s
     return log
 
 
+@runtime_checkable
+class SubAgentObserver(Protocol):
+    """An interface that follows its sub-agents (the workflow worker): when each run starts and ends, their
+    questions with the agent's name, their conversations, and the time limit that bounds them."""
+
+    subagent_transcripts: bool  # ask each child for its conversation (the result's ``messages``)
+    subagent_time_limit: float | None  # None: no limit of the sub-agent's own
+
+    def subagent_started(self, name: str, task: str) -> None:
+        """A run of ``name`` starts."""
+
+    def subagent_finished(self, name: str, result: SubAgentResult) -> None:
+        """A run of ``name`` ended (failed, interrupted or done)."""
+
+    def subagent_confirm(self, name: str, question: str) -> Awaitable[bool]:
+        """A question from the sub-agent ``name`` (already prefixed with its name)."""
+        ...
+
+    def subagent_waiting(self, name: str, reason: str | None, until: str | None) -> None:
+        """``name`` waits for the server (``rate_limited``…) until ``until``; ``reason`` None: it carries on."""
+
+
 async def run_agent(
     definition: AgentDefinition,
     task: str,
@@ -58,9 +82,11 @@ async def run_agent(
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
+    extra_deny: Sequence[str] = (),
 ) -> SubAgentResult:
     """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning)."""
     notify = notify or _ui_info(ui)
+    observer = ui if isinstance(ui, SubAgentObserver) else None
     resolution = await resolver.resolve(definition.name, definition.model, parent_model)
     if resolution.warning and ui is not None:
         ui.on_warning(resolution.warning)
@@ -72,13 +98,36 @@ async def run_agent(
         model=resolution.model,
         parent_session=parent_session,
         extra_allow=tuple(extra_allow),
+        extra_deny=tuple(extra_deny),
+        transcript=observer is not None and observer.subagent_transcripts,
     )
-    result = await launch_subagent(
-        spec,
-        confirm=ui.confirm if ui is not None else None,
-        on_log=_logger(definition.name, ui, notify),
-        command=command,
+    confirm = (
+        functools.partial(observer.subagent_confirm, definition.name)
+        if observer is not None
+        else ui.confirm
+        if ui is not None
+        else None
     )
+    if observer is not None:
+        observer.subagent_started(definition.name, task)
+    try:
+        result = await launch_subagent(
+            spec,
+            confirm=confirm,
+            on_log=_logger(definition.name, ui, notify),
+            command=command,
+            timeout=observer.subagent_time_limit if observer is not None else MAX_DURATION,
+            on_wait=functools.partial(observer.subagent_waiting, definition.name) if observer is not None else None,
+        )
+    except BaseException:
+        if observer is not None:  # cancelled (Ctrl+C, a workflow stopped): the run ended all the same
+            observer.subagent_finished(
+                definition.name,
+                SubAgentResult(definition.name, False, error=_("The sub-agent was interrupted."), aborted=True),
+            )
+        raise
+    if observer is not None:
+        observer.subagent_finished(definition.name, result)
     if result.ok:
         if notify is not None:
             notify(done_message(result))
@@ -99,12 +148,14 @@ class AgentTool:
         notify: Notify | None = None,
         extra_allow: Sequence[str] = (),
         command: Sequence[str] | None = None,
+        extra_deny: Sequence[str] = (),
     ) -> None:
         self.agents = dict(agents)
         self.home = home
         self.resolver = ModelResolver(list_models)
         self.notify = notify
         self.extra_allow = tuple(extra_allow)
+        self.extra_deny = tuple(extra_deny)
         self.command = command
 
     @property
@@ -168,6 +219,7 @@ class AgentTool:
             notify=self.notify,
             extra_allow=self.extra_allow,
             command=self.command,
+            extra_deny=self.extra_deny,
         )
         if not result.ok:
             raise ToolError(failure_for_model(result))
@@ -182,11 +234,16 @@ def agent_tools(
     list_models: ListModels | None = None,
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
+    extra_deny: Sequence[str] = (),
 ) -> list[AgentTool]:
     """``[AgentTool]`` for the main agent when agents exist; nothing inside a sub-agent (no nesting)."""
     if depth >= 1 or not agents:
         return []
-    return [AgentTool(agents, home=home, list_models=list_models, notify=notify, extra_allow=extra_allow)]
+    return [
+        AgentTool(
+            agents, home=home, list_models=list_models, notify=notify, extra_allow=extra_allow, extra_deny=extra_deny
+        )
+    ]
 
 
 def agents_prompt_section(agents: Mapping[str, AgentDefinition]) -> str:
@@ -257,6 +314,7 @@ async def run_direct(
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
+    extra_deny: Sequence[str] = (),
 ) -> SubAgentResult:
     """``&name task``: the launcher directly (no Agent tool, no question about it); the task defaults to the missions.
 
@@ -275,6 +333,7 @@ async def run_direct(
         notify=notify,
         extra_allow=extra_allow,
         command=command,
+        extra_deny=extra_deny,
     )
 
 
