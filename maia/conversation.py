@@ -19,7 +19,7 @@ from maia.context.tokens import TokenCounter
 from maia.contracts import AgentUI, LLMProvider, Message, PermissionCheck, TextBlock, ToolContext
 from maia.errors import ContextTooLong, MaiaError
 from maia.i18n import _
-from maia.sessions import SessionManager, next_compacted_name
+from maia.sessions import SessionManager
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -152,15 +152,18 @@ class Conversation:
         )
         return self.sessions.save()
 
-    def load(self, saved: SavedSession) -> None:
-        """Continue a saved session (locked for this process); the current model is kept."""
-        self.sessions.adopt(saved)
+    def load(self, saved: SavedSession) -> SavedSession:
+        """Continue a saved session (locked for this process, read again under the lock); the model is kept.
+
+        Returns the session as read under the lock."""
+        saved = self.sessions.adopt(saved)
         self.epoch += 1
         if saved.start_context != self.start_context:
             self.set_start_context(saved.start_context)
         self.agent.messages[:] = saved.messages
         self.agent.pending_context[:] = saved.pending_context
         self.agent.merge_next = bool(saved.messages) and saved.messages[-1].role == "user"
+        return saved
 
     def load_unlocked(self, saved: SavedSession) -> None:
         """Continue a copy of ``saved`` (a fresh session that starts with its messages; its file is new)."""
@@ -215,14 +218,14 @@ class Conversation:
             emergency=emergency,
             focus=focus,
         )
-        new_name = next_compacted_name(self.sessions.name)
+        # the new name is reserved (locked) before anything changes: a busy name leaves all as it was
+        new_name, take_over = self.sessions.start_compacted(summary.text)
         self.clear()
         self.set_start_context(summary.text)
-        self.sessions.start_new(new_name, start_context=summary.text)
         self.sessions.update(
             messages=[], pending=[], start_context=summary.text, model=self.provider.model, cwd=self.launch
         )
-        written = self.sessions.save(take_over=True)
+        written = self.sessions.save(take_over=take_over)
         outcome = Compaction(
             previous,
             written or new_name,

@@ -192,14 +192,17 @@ class SessionInfo:
     cleared: bool = False
 
     @property
-    def sort_key(self) -> str:
-        """When it last changed: the recorded time, else the file's (a broken file has no record)."""
+    def sort_key(self) -> float:
+        """When it last changed, as a timestamp: the recorded time (whatever its time zone), else the file's."""
         if self.updated_at:
-            return self.updated_at
+            try:
+                return datetime.fromisoformat(self.updated_at).timestamp()
+            except ValueError:
+                pass
         try:
-            return datetime.fromtimestamp(self.path.stat().st_mtime).astimezone().isoformat(timespec="seconds")
+            return self.path.stat().st_mtime
         except OSError:
-            return ""
+            return 0.0
 
 
 def first_prompt(messages: list[Message], limit: int = 80) -> str:
@@ -377,16 +380,16 @@ class SessionStore:
                 ):
                     with contextlib.suppress(FileNotFoundError):
                         self.path(replace).unlink()
-        except OSError as error:
-            raise SessionError(
-                _("The session {name} could not be saved in {folder}: {error}").format(
-                    name=session.name, folder=self.folder, error=error.strerror or error
-                )
-            ) from None
         except TimeoutError:
             raise SessionError(
                 _("The session {name} could not be saved: {folder} stayed locked by another MAIA.").format(
                     name=session.name, folder=self.folder
+                )
+            ) from None
+        except OSError as error:
+            raise SessionError(
+                _("The session {name} could not be saved in {folder}: {error}").format(
+                    name=session.name, folder=self.folder, error=error.strerror or error
                 )
             ) from None
         return name
@@ -531,19 +534,27 @@ class SessionManager:
         self._saved_digest = self.session.digest()
         return name
 
-    def adopt(self, saved: SavedSession) -> None:
-        """Continue a loaded session (its file becomes the current one, locked for this process).
+    def adopt(self, saved: SavedSession) -> SavedSession:
+        """Continue a loaded session: its file becomes the current one, locked for this process.
 
-        SessionBusy when another process has it open (after waiting ``lock_wait`` seconds).
+        The file is read again once the lock is held, so a turn another process saved while this one
+        waited is never overwritten; that fresh content is returned. SessionBusy when another process
+        keeps it open (after waiting ``lock_wait`` seconds).
         """
         if self.store is not None:
-            lock = SessionLock(self.store.folder, saved.name, self.origin)
-            lock.acquire(self.lock_wait)
-            self._release()
-            self._lock = lock
+            if self._lock is None or self._lock.name.lower() != saved.name.lower():
+                lock = SessionLock(self.store.folder, saved.name, self.origin)
+                lock.acquire(self.lock_wait)
+                self._release()
+                self._lock = lock
+            if self.store.find(saved.name) is not None:
+                saved = self.store.load(saved.name)
+        saved.cleared = False  # carried on: --continue may pick it again
+        saved.origin = self.origin  # the last front end that wrote it is its kind
         self.session = saved
         self.current_file = saved.name
         self._saved_digest = saved.digest()
+        return saved
 
     def start_new(self, name: str | None = None, *, start_context: str | None = None) -> None:
         """A fresh session (new id, new default name unless given); the previous one's lock is released."""
@@ -551,6 +562,33 @@ class SessionManager:
         self.session = SavedSession(name=name or default_name(), start_context=start_context, origin=self.origin)
         self.current_file = None
         self._saved_digest = None
+
+    def start_compacted(self, start_context: str) -> tuple[str, bool]:
+        """Switch to the compacted continuation ``xxx__n`` (§14.4): the next number no other session
+        holds; only when all 1000 are taken does the numbering wrap and overwrite. The new name's lock
+        is taken first, so a SessionBusy leaves everything as it was. Returns (name, overwrite)."""
+        name = next_compacted_name(self.session.name)
+        match = _COMPACTED.match(self.session.name)
+        take_over = bool(match and match.group(2) == str(MAX_COMPACTIONS))  # 1000 → 1 overwrites (§14.4)
+        lock: SessionLock | None = None
+        if self.store is not None and not take_over:
+            first = name
+            for _attempt in range(MAX_COMPACTIONS):
+                existing = self.store.find(name)
+                if existing is None or self.store.owner_of(existing) == self.session.id:
+                    break
+                name = next_compacted_name(name)
+            else:
+                name, take_over = first, True
+        if self.store is not None:
+            lock = SessionLock(self.store.folder, name, self.origin)
+            lock.acquire(0.0)
+        self._release()
+        self._lock = lock
+        self.session = SavedSession(name=name, start_context=start_context, origin=self.origin)
+        self.current_file = None
+        self._saved_digest = None
+        return name, take_over
 
     def close(self) -> None:
         """The conversation ends: release the session's lock."""

@@ -191,6 +191,15 @@ class Application:
         )
         self._conversation.agent.remember = self.remember
         self._apply_prompt()
+        if loadout.rules.broken and options.origin != "chat":
+            # nobody can answer the questions that would make up for the rules that cannot be read
+            from maia.errors import ConfigError
+
+            raise ConfigError(
+                "\n".join(loadout.warnings)
+                or _("{path}: its permission rules cannot be read.").format(path=loadout.rules.broken[0]),
+                hint=_("Fix the file: MAIA does not run tools while rules it cannot read might forbid them."),
+            )
         self.report.infos.extend(loadout.infos)
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
@@ -534,10 +543,12 @@ class Application:
         store = self.store or SessionStore.for_launch(self.options.launch)
         return pick_session(store, self.options.origin, resume=resume, continue_last=continue_last)
 
-    def load(self, saved: SavedSession) -> None:
-        """Carry on a saved session (SessionBusy when another MAIA has it open)."""
-        self.conversation.load(saved)
+    def load(self, saved: SavedSession) -> SavedSession:
+        """Carry on a saved session (SessionBusy when another MAIA has it open); the session as read
+        once it is locked (another process may have added to it meanwhile)."""
+        fresh = self.conversation.load(saved)
         self._apply_prompt()
+        return fresh
 
     def load_copy(self, saved: SavedSession) -> str:
         """Carry on a copy of a session another MAIA has open: a new id, saved under a free name (``_2``…)."""
@@ -556,7 +567,11 @@ class Application:
         kept: str | None = None
         if not sessions.session.empty or self.conversation.agent.messages:
             sessions.session.cleared = True
-            kept = self.save() or sessions.current_file
+            try:
+                kept = self.save() or sessions.current_file
+            except BaseException:
+                sessions.session.cleared = False  # not saved: nothing was cleared
+                raise
         self.conversation.clear()
         sessions.start_new()
         return kept

@@ -17,7 +17,7 @@ from maia.context.prompt import build_system_prompt
 from maia.contracts import PermissionCheck, Tool
 from maia.i18n import _
 from maia.permissions.engine import Decision, explain
-from maia.permissions.rules import RuleSet, merge, parse_rules
+from maia.permissions.rules import RuleSet, Verdict, merge, parse_rules
 from maia.permissions.sources import LoadedRules, load_rules
 from maia.skills import Skill
 
@@ -58,9 +58,22 @@ class Loadout:
         launch = self.launch
         loadout = self
 
+        broken = self.rules.broken
+
         def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
             # the tool declares what rules match against; read at call time (MCP tools come and go)
-            return explain(name, tool_input, ruleset, launch, tool=loadout.tools.get(name))
+            decision = explain(name, tool_input, ruleset, launch, tool=loadout.tools.get(name))
+            if broken and decision.verdict == Verdict.ALLOW:
+                # rules that could not be read might deny this call: nothing is allowed without asking
+                return Decision(
+                    Verdict.ASK,
+                    None,
+                    _("the rules of {path} cannot be read: every call asks until the file is fixed").format(
+                        path=broken[0]
+                    ),
+                    doubt=True,
+                )
+            return decision
 
         return check
 

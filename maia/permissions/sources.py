@@ -21,6 +21,8 @@ class RuleSource:
     path: Path
     exists: bool
     ruleset: RuleSet = field(default_factory=RuleSet)
+    # the file exists but its deny/ask rules could not all be read: MAIA must not act as if it had none
+    broken: bool = False
 
 
 @dataclass(slots=True)
@@ -29,6 +31,11 @@ class LoadedRules:
 
     sources: list[RuleSource]
     warnings: list[str]
+
+    @property
+    def broken(self) -> list[Path]:
+        """Settings files whose deny or ask rules could not all be read."""
+        return [s.path for s in self.sources if s.broken]
 
     @property
     def ruleset(self) -> RuleSet:
@@ -42,19 +49,26 @@ def _read_source(scope: str, path: Path, warnings: list[str]) -> RuleSource:
     except FileNotFoundError:
         return RuleSource(scope, path, exists=False)
     except ConfigError as error:
-        warnings.append(_("{error} (its permission rules are ignored)").format(error=error.message))
-        return RuleSource(scope, path, exists=True)
-    permissions = data.get("permissions") if isinstance(data, dict) else None
+        warnings.append(_("{error} (its permission rules cannot be read)").format(error=error.message))
+        return RuleSource(scope, path, exists=True, broken=True)
+    if not isinstance(data, dict):
+        warnings.append(_("{path}: the settings must be a JSON object; its rules cannot be read.").format(path=path))
+        return RuleSource(scope, path, exists=True, broken=True)
+    permissions = data.get("permissions")
     if permissions is None:
         return RuleSource(scope, path, exists=True)
     if not isinstance(permissions, dict):
         warnings.append(
-            _('{path}: "permissions" must be an object with allow, ask and deny lists; ignored.').format(path=path)
+            _(
+                '{path}: "permissions" must be an object with allow, ask and deny lists; its rules cannot be read.'
+            ).format(path=path)
         )
-        return RuleSource(scope, path, exists=True)
+        return RuleSource(scope, path, exists=True, broken=True)
     parsed = parse_rules(permissions, where=f"{path}: permissions")
     warnings.extend(parsed.warnings)
-    return RuleSource(scope, path, exists=True, ruleset=parsed.ruleset)
+    # a deny or ask entry that cannot be read would silently allow what it was written to stop
+    strict = parse_rules({k: v for k, v in permissions.items() if k in ("deny", "ask")}, where=str(path))
+    return RuleSource(scope, path, exists=True, ruleset=parsed.ruleset, broken=bool(strict.warnings))
 
 
 def local_settings_path(launch: Path) -> Path:

@@ -166,8 +166,11 @@ class ChatApp:
 
     async def open_session(self, saved: SavedSession) -> bool:
         """Load a session; when another MAIA has it open, offer to carry on a copy instead."""
+        if saved.name == self.app.sessions.current_file:
+            self.ui.info(_("The session {name} is the one open here.").format(name=saved.name))
+            return False
         try:
-            self.app.load(saved)
+            saved = self.app.load(saved)
         except SessionBusy as busy:
             if not await self.ui.confirm(busy.message + " " + _("Carry on a copy of it here?")):
                 self.ui.fail(busy.message)

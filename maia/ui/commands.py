@@ -6,6 +6,7 @@ same way (see :func:`core_commands`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from maia.app.slash import SlashCommand, SlashRegistry
@@ -86,7 +87,11 @@ async def cmd_model(chat: ChatApp, args: str) -> None:
 async def cmd_clear(chat: ChatApp, args: str) -> None:
     """/clear: the cleared conversation stays loadable under its own name; rules, instructions, custom
     tools and skills are read again."""
-    kept = chat.app.clear()
+    try:
+        kept = await asyncio.to_thread(chat.app.clear)  # a slow disk never freezes the screen
+    except MaiaError as error:
+        chat.ui.fail(_("The conversation was not cleared: {error}").format(error=error.message))
+        return
     report = await chat.app.reload()
     chat.ui.info(
         _("Conversation cleared; instructions, rules, custom tools and skills read again.")
@@ -184,7 +189,11 @@ async def cmd_delete(chat: ChatApp, args: str) -> None:
 
 async def cmd_new(chat: ChatApp, args: str) -> None:
     """/new: save, then an empty conversation under a new name (nothing is read again)."""
-    saved = chat.app.conversation.new_session()
+    try:
+        saved = await asyncio.to_thread(chat.app.conversation.new_session)
+    except MaiaError as error:
+        chat.ui.fail(_("No new session: this one could not be saved ({error}).").format(error=error.message))
+        return
     if saved:
         chat.ui.info(_("Session {name} saved.").format(name=saved))
     chat.ui.info(_("New session: {name}").format(name=chat.app.sessions.name))

@@ -70,9 +70,7 @@ class Palette:
             "ok": "\x1b[30m\x1b[42m",
         }
     )
-    bar: dict[str, str] = field(
-        default_factory=lambda: {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m"}
-    )
+    bar: dict[str, str] = field(default_factory=lambda: {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m"})
 
     def rgb(self, red: int, green: int, blue: int, background: bool = False) -> str:
         """A true colour (image pixels), at the terminal's depth ('' without colours)."""

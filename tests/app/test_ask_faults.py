@@ -411,3 +411,24 @@ def test_yes_refuses_an_ask_that_comes_from_doubt(server: HTTPServer, project: P
     assert calls["call_doubt"]["is_error"] and "comes from doubt" in calls["call_doubt"]["output"]
     assert not marker.exists()
     assert not calls["call_plain"]["is_error"] and (project / "plain").exists()
+
+
+# review: a settings file whose rules cannot be read never makes MAIA act as if it had none
+
+
+def test_unreadable_rules_stop_a_script_and_make_the_chat_ask(server: HTTPServer, project: Path, home: Path) -> None:
+    from maia.app.loadout import assemble
+    from maia.tools import builtin_tools
+
+    (project / ".maia").mkdir()
+    (project / ".maia" / "settings.json").write_text('{"permissions": {"deny": ["Bash(rm *)"],}}')
+    victim = project / "victim.txt"
+    victim.write_text("keep me")
+    answer(server, tool_stream("Bash", {"command": f"rm {victim}"}))
+    result = maia("ask", "-m", "m", "--yes", "--no-save", "clean up")
+    assert result.returncode == 1 and "cannot be read" in result.stderr
+    assert victim.exists() and not chat_bodies(server)  # nothing was sent, nothing ran
+    (project / ".maia" / "settings.json").write_text('{"permissions": {"deny": ["Bash(rm *"]}}')  # a bad entry
+    loadout = assemble(project, home, builtin_tools(), {}, extra_allow=["Bash(ls *)"])
+    decision = loadout.permission_check()("Bash", {"command": "ls"})
+    assert decision.verdict == "ask" and decision.doubt and "cannot be read" in decision.reason

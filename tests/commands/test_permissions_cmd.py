@@ -92,7 +92,8 @@ def test_broken_project_file_is_a_warning(home: Path, project: Path) -> None:
     result = CliRunner().invoke(cli, ["permissions"])
     assert result.exit_code == 0
     assert (
-        "invalid JSON at line 1, column 28" in result.stderr and "(its permission rules are ignored)" in result.stderr
+        "invalid JSON at line 1, column 28" in result.stderr
+        and "(its permission rules cannot be read)" in result.stderr
     )
 
 
