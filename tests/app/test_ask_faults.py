@@ -432,3 +432,35 @@ def test_unreadable_rules_stop_a_script_and_make_the_chat_ask(server: HTTPServer
     loadout = assemble(project, home, builtin_tools(), {}, extra_allow=["Bash(ls *)"])
     decision = loadout.permission_check()("Bash", {"command": "ls"})
     assert decision.verdict == "ask" and decision.doubt and "cannot be read" in decision.reason
+
+
+def test_a_session_freed_while_waiting_is_read_again(server: HTTPServer, project: Path) -> None:
+    answer(server, text_stream("first answer"))
+    assert maia("ask", "-m", "m", "start").returncode == 0
+    release = threading.Event()
+
+    def held(_request: Request) -> Response:
+        def body() -> Iterator[bytes]:
+            yield b'data: {"choices":[{"index":0,"delta":{"content":"from A"}}]}\n\n'
+            release.wait(60)
+            yield b"data: [DONE]\n\n"
+
+        return Response(body(), content_type="text/event-stream")
+
+    server.expect_oneshot_request(CHAT).respond_with_handler(held)
+    answer(server, text_stream("answer B"))
+    a = spawn("ask", "-m", "m", "--continue", "turn A")
+    b: subprocess.Popen[str] | None = None
+    try:
+        wait_until(lambda: len(chat_bodies(server)) == 2, what="A's request")
+        b = spawn("ask", "-m", "m", "--continue", "turn B")
+        assert b.stderr is not None
+        line = b.stderr.readline()  # B chose the session (and now waits for A to let it go)
+        assert "Continuing maia ask session" in line
+    finally:
+        release.set()
+    assert a.wait(timeout=60) == 0
+    _out, err = b.communicate(timeout=60)
+    assert b.returncode == 0, err
+    (saved,) = session_files(project).values()
+    assert user_texts(saved) == ["start", "turn A", "turn B"]  # B read A's turn once the lock was free

@@ -219,3 +219,36 @@ async def test_tool_turns_count_in_the_context(project: Path, home: Path) -> Non
     before = conv.context_tokens()
     await conv.send("plan")
     assert conv.context_tokens() > before
+
+
+async def test_compaction_never_overwrites_another_sessions_continuation(project: Path, home: Path) -> None:
+    store = SessionStore.for_launch(project)
+    store.write(SavedSession("work__1", messages=[Message("user", [TextBlock("someone else's turn")])]))
+    conv = make(project, home, ScriptedProvider([text_turn("a"), text_turn(SUMMARY)]))
+    await conv.send("hi")
+    outcome = await conv.compact()
+    assert outcome is not None and outcome.name == "work__2"
+    assert store.load("work__1").messages[0].text == "someone else's turn"
+
+
+async def test_a_busy_continuation_name_leaves_the_conversation_as_it_was(project: Path, home: Path) -> None:
+    from maia.sessions import SessionBusy, SessionLock
+
+    conv = make(project, home, ScriptedProvider([text_turn("a"), text_turn(SUMMARY)]))
+    await conv.send("hi")
+    before = list(conv.agent.messages)
+    holder = SessionLock(SessionStore.for_launch(project).folder, "work__1", "chat")
+    script = "import sys,time;from pathlib import Path;from maia.sessions import SessionLock as L;"
+    script += "l=L(Path(sys.argv[1]),'work__1','chat');l.acquire();print('held',flush=True);time.sleep(60)"
+    import subprocess
+    import sys
+
+    other = subprocess.Popen([sys.executable, "-c", script, str(holder.folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "held"
+        with pytest.raises(SessionBusy):
+            await conv.compact()
+        assert conv.agent.messages == before and conv.sessions.name == "work"
+    finally:
+        other.kill()
+        other.wait()
