@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,8 +115,13 @@ def _listing(path: Path) -> str:
     return "\n".join(lines) if lines else _("(empty folder)")
 
 
-def resolve_references(text: str, cwd: Path) -> ResolvedRefs:
-    """Read what the input's references name, within the limits, framed as data."""
+def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | None = None) -> ResolvedRefs:
+    """Read what the input's references name, within the limits, framed as data.
+
+    ``readable`` says whether the permission rules let a file be read (a Read deny covers it: left
+    out, with a warning). Only regular files are read, and never more than 2 MB of them: a FIFO, a
+    device or a socket is named, not opened.
+    """
     result = ResolvedRefs()
     blocks: list[str] = []
     seen: set[str] = set()
@@ -129,18 +136,28 @@ def resolve_references(text: str, cwd: Path) -> ResolvedRefs:
                 result.warnings.append(_("@{path}: no such file or folder.").format(path=ref.path))
             continue
         seen.add(key)
+        if readable is not None and not readable(path):
+            result.warnings.append(_("@{path}: a Read deny rule covers it; not attached.").format(path=ref.path))
+            continue
         if path.is_dir():
             body = _listing(path)
             kind = "folder"
         else:
             try:
-                size = path.stat().st_size
+                info = path.stat()
+                if not stat.S_ISREG(info.st_mode):
+                    result.warnings.append(
+                        _("@{path}: not a regular file (a pipe, a device…), not attached.").format(path=ref.path)
+                    )
+                    continue
+                size = info.st_size
                 if size > MAX_FILE_BYTES:
                     result.warnings.append(
                         _("@{path}: larger than 2 MB ({size} bytes), not attached.").format(path=ref.path, size=size)
                     )
                     continue
-                data = path.read_bytes()
+                with path.open("rb") as handle:
+                    data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
             except OSError as error:
                 result.warnings.append(
                     _("@{path}: cannot read it ({error}).").format(path=ref.path, error=error.strerror)

@@ -594,7 +594,15 @@ class Application:
 
     def prepare(self, text: str, allowed: Allowed | None = None) -> PreparedRequest:
         """What an input asks for (``!``, ``§``, ``/``, or a prompt with its ``@`` files read)."""
-        return prepare_request(text, self.options.launch, self.skills, allowed)
+        return prepare_request(text, self.options.launch, self.skills, allowed, self._readable)
+
+    def _readable(self, path: Path) -> bool:
+        """Whether a Read deny rule leaves ``path`` readable (``@file`` honours the rules too)."""
+        from maia.permissions.rules import Verdict
+
+        check = self.agent.permissions
+        decision = check("Read", {"path": str(path)}) if check is not None else None
+        return decision is None or not (decision.verdict == Verdict.DENY and decision.rule is not None)
 
     def attach(self, context: str) -> None:
         """Add context to the next request (a ``!`` command's output, piped input, a sub-agent's summary)."""

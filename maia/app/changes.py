@@ -130,7 +130,12 @@ class ChangeRecorder:
         for turn in reversed(undone):
             for change in turn.files.values():
                 current = _read(change.path)
-                if change.after_digest is not None and _digest(current) != change.after_digest:
+                if change.after_digest is None:
+                    # the write failed or was interrupted: revert only a file still as it was before
+                    if current != change.before:
+                        skipped.append((change.path, _("its write did not finish as recorded; left as it is")))
+                    continue
+                if _digest(current) != change.after_digest:
                     skipped.append((change.path, _("changed since the agent wrote it; left as it is")))
                     continue
                 if change.too_big:

@@ -3,7 +3,7 @@ whose ``@`` references are read and attached as data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,7 +78,11 @@ class Allowed:
 
 
 def prepare_request(
-    text: str, launch: Path, skills: Mapping[str, Skill], allowed: Allowed | None = None
+    text: str,
+    launch: Path,
+    skills: Mapping[str, Skill],
+    allowed: Allowed | None = None,
+    readable: Callable[[Path], bool] | None = None,
 ) -> PreparedRequest:
     """Classify and prepare one input: ``!`` > ``§`` > ``/`` > ``&`` > prompt with ``@`` references."""
     allowed = allowed or Allowed()
@@ -102,7 +106,7 @@ def prepare_request(
         return AgentCall(words[0] if words else None, words[1].strip() if len(words) > 1 else "")
     if not allowed.references:
         return Prompt(text)
-    refs = resolve_references(text, launch)
+    refs = resolve_references(text, launch, readable)
     return Prompt(
         text,
         context=(refs.context,) if refs.context else (),

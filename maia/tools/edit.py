@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,9 @@ class EditTool(BuiltinTool):
             raise ToolError(_('Parameter "new_string" missing or invalid (the replacement text).'))
         if old == new:
             raise ToolError(_("old_string and new_string are the same: nothing to change."))
-        path = resolve_user_path(raw, ctx.cwd)
+        # a link is written through (the file it points to changes, the link stays a link); the permission
+        # engine judged both the link's name and its target
+        path = Path(os.path.realpath(resolve_user_path(raw, ctx.cwd)))
         try:
             text = await asyncio.to_thread(path.read_text, encoding="utf-8")
         except FileNotFoundError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,9 @@ class WriteTool(BuiltinTool):
         """Write the file atomically."""
         raw = require_str(tool_input, "path", _("the path of the file to write"))
         text = content_of(tool_input)
-        path = resolve_user_path(raw, ctx.cwd)
+        # a link is written through (the file it points to changes, the link stays a link); the permission
+        # engine judged both the link's name and its target
+        path = Path(os.path.realpath(resolve_user_path(raw, ctx.cwd)))
         if path.is_dir():
             raise ToolError(_("{path} is a folder: give a file path.").format(path=raw))
         existed = path.exists()

@@ -122,3 +122,34 @@ def test_big_files_are_recorded_but_not_kept(tmp_path: Path) -> None:
     recorder.after_write(big)
     result, _point = recorder.undo()
     assert result.skipped and "larger than 5 MB" in result.skipped[0][1]
+
+
+async def test_a_link_is_written_through_and_undo_respects_a_later_edit(
+    app_with: Any, project: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "rc.txt").write_text("original\n")
+    (project / "rc").symlink_to(outside / "rc.txt")
+    app = await app_with(tool_turn(("Write", {"path": "rc", "content": "agent\n"})), text_turn("ok"))
+    await app.send("write rc", on_wait=_never)
+    assert (project / "rc").is_symlink() and (outside / "rc.txt").read_text() == "agent\n"
+    (outside / "rc.txt").write_text("the user's edit\n")
+    outcome = app.undo()
+    assert outcome is not None and outcome[0].skipped and not outcome[0].restored
+    assert (outside / "rc.txt").read_text() == "the user's edit\n"
+
+
+def test_an_unfinished_write_is_reverted_only_when_nothing_changed(tmp_path: Path) -> None:
+    target = tmp_path / "f.txt"
+    target.write_text("before\n")
+    recorder = ChangeRecorder()
+    recorder.start_turn()
+    recorder.before_write(target)  # the write then failed: no after_write
+    result, _point = recorder.undo()
+    assert not result.skipped and target.read_text() == "before\n"
+    recorder.start_turn()
+    recorder.before_write(target)
+    target.write_text("written by a write that was cut\n")  # finished after an interruption
+    result, _point = recorder.undo()
+    assert result.skipped and "did not finish" in result.skipped[0][1]

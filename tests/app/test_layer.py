@@ -332,3 +332,18 @@ async def test_clear_reads_the_settings_again(server: Any, home: Path, project: 
         assert any("previous settings stay in use" in w for w in report.warnings)
     finally:
         await app.aclose()
+
+
+def test_at_references_honour_read_denies_and_never_open_pipes_or_devices(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "secret.txt").write_text("the key")
+    (tmp_path / "fine.txt").write_text("fine content")
+    os.mkfifo(tmp_path / "pipe")
+    readable = lambda path: path.name != "secret.txt"  # noqa: E731
+    prompt = prepare_request("see @secret.txt @fine.txt @pipe @/dev/zero", tmp_path, {}, readable=readable)
+    assert isinstance(prompt, Prompt)
+    assert prompt.attached == ("fine.txt",) and "the key" not in "".join(prompt.context)
+    warnings = "\n".join(prompt.warnings)
+    assert "@secret.txt: a Read deny rule covers it" in warnings
+    assert "@pipe: not a regular file" in warnings and "@/dev/zero: not a regular file" in warnings
