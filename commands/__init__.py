@@ -44,9 +44,14 @@ class ReportedError(click.ClickException):
         self.hint = error.hint
 
     def show(self, file: Any = None) -> None:
-        click.echo(_("Error: {message}").format(message=self.message), err=True)
+        import sys
+
+        from maia.inert import for_terminal
+
+        # an error may quote a server's or a file's text: never obeyed by the terminal
+        click.echo(for_terminal(_("Error: {message}").format(message=self.message), sys.stderr), err=True)
         if self.hint:
-            click.echo(self.hint, err=True)
+            click.echo(for_terminal(self.hint, sys.stderr), err=True)
 
 
 class LazyGroup(click.Group):

@@ -11,6 +11,19 @@ from .complete import complete_models, complete_sessions
 from .setup import environment, settings_for
 
 
+def _piped(stream: object) -> bool:
+    """stdin is a pipe or a socket (``git diff | maia ask …``): never a terminal, a file or /dev/null, so
+    ``while read f; do maia ask "… $f"; done < list`` does not eat the list."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(stream.fileno()).st_mode  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("prompt", required=False)
 @click.option(
@@ -61,8 +74,9 @@ def ask(
 ) -> None:
     """Send PROMPT to the agent and print the answer; read the prompt from stdin when PROMPT is - or absent.
 
-    When PROMPT is given and stdin is piped, the piped text is attached to the prompt as data
-    (git diff | maia ask 'Review this diff'); --no-stdin leaves stdin alone.
+    When PROMPT is given and stdin is a pipe, the piped text is attached to the prompt as data
+    (git diff | maia ask 'Review this diff'); a file redirected to stdin is left alone, and
+    --no-stdin leaves a pipe alone too (in a `cat list | while read …` loop, say).
 
     The agent has the chat's tools, custom tools and skills, under the same permission rules. A call
     that would ask for confirmation is refused (the model is told why) unless --allow covers it or
@@ -80,6 +94,7 @@ def ask(
     from maia.config import no_model_message, resolve_model
     from maia.errors import UsageError
     from maia.headless import AskOptions, HeadlessUI, run_ask
+    from maia.inert import for_terminal
 
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
@@ -88,7 +103,7 @@ def ask(
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(_("Give a prompt: maia ask 'your request', or pipe it on stdin."))
         prompt = sys.stdin.read()
-    elif sys.stdin is not None and not sys.stdin.isatty() and not no_stdin:
+    elif sys.stdin is not None and not no_stdin and _piped(sys.stdin):
         piped = sys.stdin.read()  # `git diff | maia ask 'Review this diff'`: the diff is data for the prompt
     if not prompt.strip():
         raise UsageError(_("The prompt is empty."))
@@ -123,8 +138,8 @@ def ask(
     elif output == "stream-json":
         ui.emit({"type": "final", **report.to_json()})
     elif report.answer:
-        click.echo(report.answer)
+        click.echo(for_terminal(report.answer, sys.stdout))  # a model's text never drives the terminal
     if report.error and output == "text":
-        click.echo(_("Error: {message}").format(message=report.error), err=True)
+        click.echo(for_terminal(_("Error: {message}").format(message=report.error), sys.stderr), err=True)
     if code:
         raise SystemExit(code)

@@ -102,8 +102,13 @@ def list_sessions(as_json: bool) -> None:
 def show(name: str, as_json: bool) -> None:
     """Print a session's conversation (tool results cut at 600 characters)."""
     import json
+    import sys
 
     from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
+    from maia.inert import for_terminal
+
+    def shown(text: str) -> str:  # what the session holds is untrusted: inert on a terminal
+        return for_terminal(text, sys.stdout)
 
     session = _store().load(name)
     if as_json:
@@ -118,14 +123,16 @@ def show(name: str, as_json: bool) -> None:
         )
     )
     if session.start_context:
-        click.echo("\n" + _("Starting context (summary of an earlier conversation):") + "\n" + session.start_context)
+        click.echo(
+            "\n" + _("Starting context (summary of an earlier conversation):") + "\n" + shown(session.start_context)
+        )
     for message in session.messages:
         click.echo("\n" + (_("You:") if message.role == "user" else _("MAIA:")))
         for block in message.content:
             if isinstance(block, TextBlock):
-                click.echo(block.text)
+                click.echo(shown(block.text))
             elif isinstance(block, ToolUseBlock):
-                click.echo(f"  → {block.name} {json.dumps(block.input, ensure_ascii=False)}")
+                click.echo(shown(f"  → {block.name} {json.dumps(block.input, ensure_ascii=False)}"))
             elif isinstance(block, ToolResultBlock):
                 text = block.content
                 if len(text) > RESULT_PREVIEW:
@@ -133,7 +140,7 @@ def show(name: str, as_json: bool) -> None:
                         count=len(block.content) - RESULT_PREVIEW
                     )
                 mark = _("error") if block.is_error else _("result")
-                click.echo(f"  ← {mark}: " + text.replace("\n", "\n    "))
+                click.echo(shown(f"  ← {mark}: " + text.replace("\n", "\n    ")))
     if session.pending_context:
         click.echo(
             "\n" + _("Pending context (not sent yet): {count} item(s)").format(count=len(session.pending_context))

@@ -264,6 +264,7 @@ async def resume_turn(
 INTERRUPTED_CALL = (
     "Interrupted by the user before this call finished: it may have partly run. Check the state before relying on it."
 )
+NOT_STARTED = "Not run: the user interrupted the turn before this call started."
 INTERRUPTED_MARK = "[The user interrupted this turn here.]"
 INTERRUPTED_ANSWER = "[The user interrupted your previous answer before it was complete.]"
 
@@ -280,8 +281,10 @@ def _on_interrupt(session: AgentSession, saved: Checkpoint, base: int) -> None:
     last = session.messages[-1]
     if last.role == "assistant" and last.tool_uses:
         done = runner.completed if runner is not None else {}
+        started = runner.started if runner is not None else set()
         results: list[ContentBlock] = [
-            done.get(c.id) or ToolResultBlock(c.id, INTERRUPTED_CALL, True) for c in last.tool_uses
+            done.get(c.id) or ToolResultBlock(c.id, INTERRUPTED_CALL if c.id in started else NOT_STARTED, True)
+            for c in last.tool_uses
         ]
         _append(session, Message("user", [*results, TextBlock(INTERRUPTED_MARK)]))
         session.merge_next = True

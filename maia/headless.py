@@ -20,6 +20,7 @@ from maia.config import Settings
 from maia.contracts import Approval, AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
 from maia.errors import ExitStatus, MaiaError
 from maia.i18n import _
+from maia.inert import for_terminal
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 
@@ -82,9 +83,9 @@ class HeadlessUI:
             self.stdout.flush()
 
     def progress(self, text: str) -> None:
-        """A progress line on stderr (not in stream-json, where events say it all)."""
+        """A progress line on stderr (not in stream-json, where events say it all), inert on a terminal."""
         if self.output != "stream-json" and self.verbose:
-            self.stderr.write(text + "\n")
+            self.stderr.write(for_terminal(text, self.stderr) + "\n")
             self.stderr.flush()
 
     def note(self, text: str) -> None:
@@ -150,7 +151,7 @@ class HeadlessUI:
         self.warnings.append(message)
         self.emit({"type": "warning", "message": message})
         if self.output != "stream-json":
-            self.stderr.write(_("Warning: {message}").format(message=message) + "\n")
+            self.stderr.write(for_terminal(_("Warning: {message}").format(message=message), self.stderr) + "\n")
             self.stderr.flush()
 
     async def confirm(self, message: str) -> bool:
@@ -321,8 +322,10 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
             ui.on_warning(message)
         picked = app.pick_session(resume=options.resume, continue_last=options.continue_last)
         if picked is not None:
+            for warning in picked.warnings:
+                ui.on_warning(warning)
             for note in picked.notes:
-                (ui.on_warning if "cannot be read" in note or "skipped" in note else ui.note)(note)
+                ui.note(note)
             app.load(picked.session)
         record.attach()
         await app.context_size()
@@ -353,6 +356,8 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         except MaiaError as failure:
             error = f"{error}\n{failure.message}" if error else failure.message
             code = code or int(ExitStatus.ERROR)
+            if status == "done":
+                status = "error"  # the answer is in the report, but the run did not end as it should
     await app.aclose()
     report = Report(
         status=status,

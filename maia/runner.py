@@ -132,6 +132,7 @@ class ToolRunner:
         self.limiter = asyncio.Semaphore(max_parallel)
         self.key_locks: dict[str, asyncio.Lock] = {}
         self.completed: dict[str, ToolResultBlock] = {}  # results so far (an interruption keeps them)
+        self.started: set[str] = set()  # calls whose tool began to run
         self.remember = remember  # "always": (rules, kept in the project's local settings or this session)
 
     def _summary(self, tool: Tool | None, call: ToolUseBlock) -> str:
@@ -211,6 +212,7 @@ class ToolRunner:
         return self.key_locks.setdefault(key, asyncio.Lock())
 
     async def _execute(self, prepared: _Prepared, lock: asyncio.Lock | None) -> ToolResultBlock:
+        self.started.add(prepared.call.id)
         result = await self._execute_one(prepared, lock)
         self.completed[result.tool_use_id] = result
         return result

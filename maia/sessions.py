@@ -111,6 +111,15 @@ class SessionLock:
                 )
             time.sleep(0.1)
 
+    def busy(self) -> bool:
+        """Whether another process holds it now (without taking it)."""
+        if self._fd is not None or sys.platform == "win32" or not self.path.exists():
+            return False
+        if self._try():
+            self.release()
+            return False
+        return True
+
     def release(self) -> None:
         """Give the lock back (the file is removed first, so nobody locks a file about to vanish)."""
         if self._fd is None:
@@ -394,9 +403,21 @@ class SessionStore:
             ) from None
         return name
 
+    def refuse_if_open(self, name: str) -> None:
+        """SessionBusy when a MAIA has the session open (it would write the old name again)."""
+        lock = SessionLock(self.folder, name)
+        if lock.busy():
+            pid, _sep, role = lock.holder().partition(" ")
+            raise SessionBusy(
+                _("The session {name} is open in another MAIA ({role}, process {pid}): close it first.").format(
+                    name=name, role=role or "maia", pid=pid or "?"
+                )
+            )
+
     def rename(self, old: str, new: str) -> str:
-        """Rename a saved session's file (and the name inside it)."""
+        """Rename a saved session's file (and the name inside it); refused while a MAIA has it open."""
         session = self.load(old)
+        self.refuse_if_open(session.name)
         new = validate_name(new)
         existing = self.find(new)
         if existing is not None and existing.lower() != session.name.lower():
@@ -417,6 +438,11 @@ class SessionStore:
         with self.locked():
             for name in names:
                 found = self.find(name) or name
+                try:
+                    self.refuse_if_open(found)
+                except SessionBusy as busy:
+                    results.append((found, busy.message))
+                    continue
                 try:
                     self.path(found).unlink()
                     results.append((found, None))

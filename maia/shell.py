@@ -126,15 +126,18 @@ _secret_values: set[str] = set()
 
 def register_secret(value: str | None) -> None:
     """A secret (the proxy key from settings.json): any variable holding it is kept from commands."""
-    if value:
+    if value and len(value) >= 6:  # too short to be a key: it would hide unrelated variables
         _secret_values.add(value)
 
 
 def tool_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of the commands MAIA runs: its own, plus ``extra``, minus every secret."""
     merged = {**os.environ, **(extra or {})}
+    # a value holding a secret anywhere (a URL with the key in it…) goes too
     return {
-        name: value for name, value in merged.items() if name not in SECRET_VARIABLES and value not in _secret_values
+        name: value
+        for name, value in merged.items()
+        if name not in SECRET_VARIABLES and not any(secret in value for secret in _secret_values)
     }
 
 

@@ -14,6 +14,7 @@ from maia.i18n import _
 from maia.permissions.subject import NameSubject, Subject
 from maia.tools.base import BuiltinTool, ToolError, require_str
 
+_SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _HEADER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -144,6 +145,8 @@ def parse_invocation(text: str) -> SkillInvocation | None:
     if not rest:
         return SkillInvocation(None, "")
     name, _sep, args = rest.partition(" ")
+    if not _SKILL_NAME.match(name):
+        return None  # "§ 3.2 of the contract": a section sign in a sentence, not a skill
     return SkillInvocation(name, args.strip())
 
 

@@ -119,7 +119,7 @@ class Application:
                     options.launch,
                     options.home,
                     depth=options.depth,
-                    list_models=self.catalog.models,
+                    list_models=lambda: self.catalog.models(),  # the catalog /clear may replace
                     notify=self._notify,
                     extra_allow=options.allow,
                     extra_deny=options.deny,
@@ -224,17 +224,18 @@ class Application:
         self.provider = get_provider(fresh, old_provider.model)
         self.conversation.use_provider(self.provider)
         self.conversation.agent.max_iterations = self.options.max_iterations or fresh.max_iterations
-        self._sandbox_setup()
+        self._sandbox_setup(report)
         report.infos.append(_("Settings read again from {path}.").format(path=fresh.path))
         self._closing.append(old_provider)
 
-    def _sandbox_setup(self) -> None:
+    def _sandbox_setup(self, report: StartReport | None = None) -> None:
         """The OS sandbox under every command MAIA runs (off where the kernel has no Landlock)."""
         from maia.sandbox.policy import policy_from_settings, startup_notices
 
+        report = report or self.report
         self.sandbox = policy_from_settings(self.settings, self.options.launch)
         for notice in startup_notices(self.settings, self.options.launch):
-            (self.report.infos if notice.level == "info" else self.report.warnings).append(notice.text)
+            (report.infos if notice.level == "info" else report.warnings).append(notice.text)
 
     async def _start_sources(self, sources: Sequence[ToolSource]) -> None:
         reports = await asyncio.gather(*(self._start_one(s) for s in sources))
@@ -323,7 +324,9 @@ class Application:
         from maia.permissions.rules import merge, parse_rules
 
         allow = [*self.options.allow, *self.session_rules]
-        parsed = parse_rules({"allow": allow, "deny": list(self.options.deny)}, where="--allow").ruleset
+        # the proxy's key lives in settings.json: no tool reads it for the model, whatever the rules
+        deny = [*self.options.deny, f"Read({self.options.home / 'settings.json'})"]
+        parsed = parse_rules({"allow": allow, "deny": deny}, where="--allow").ruleset
         return merge([parsed, self.options.extra_rules]) if self.options.extra_rules is not None else parsed
 
     def _apply_prompt(self) -> None:
@@ -628,7 +631,24 @@ class Application:
         """Send a request with the retry policy every front end shares (a turn ``/undo`` can revert)."""
         if self.mcp is not None:
             self.refresh_tools()
+        self.agent.interrupted = None
+        before = self.conversation.marker()
         self.changes.start_turn(self.conversation.rewind_point())
+        try:
+            return await self._send(text, on_wait, on_limit, max_iterations, policy)
+        finally:
+            # a request rolled back (or refused before any answer) is not a turn /undo should count
+            if self.conversation.marker() == before:
+                self.changes.discard_empty_turn()
+
+    async def _send(
+        self,
+        text: str,
+        on_wait: OnWait,
+        on_limit: LimitCallback | None,
+        max_iterations: int | None,
+        policy: RetryPolicy | None,
+    ) -> TurnResult:
         return await send_with_retries(
             self.conversation,
             text,

@@ -75,8 +75,8 @@ class ChangeRecorder:
         self.turns.append(Turn(self._count, rewind=rewind))
 
     def discard_empty_turn(self) -> None:
-        """The request changed no file and left nothing to undo: forget it."""
-        if self.turns and not self.turns[-1].files and self.turns[-1].rewind is None:
+        """The request left the conversation as it was and changed no file: it is not a turn to undo."""
+        if self.turns and not self.turns[-1].files:
             self.turns.pop()
 
     def before_write(self, path: Path) -> None:

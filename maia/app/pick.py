@@ -22,7 +22,8 @@ class Picked:
     """The session to load and what to tell the user about the choice."""
 
     session: SavedSession
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # which session, and why
+    warnings: list[str] = field(default_factory=list)  # newer sessions that had to be skipped
 
 
 def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, continue_last: bool) -> Picked | None:
@@ -36,11 +37,12 @@ def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, con
     if not continue_last:
         return None
     notes: list[str] = []
+    warnings: list[str] = []
     for info in store.listing():
         if info.agent is not None or info.cleared or (info.origin != origin and info.error is None):
             continue
         if info.error is not None:
-            notes.append(
+            warnings.append(
                 _("The newer session {name} cannot be read ({error}); it was skipped.").format(
                     name=info.name, error=info.error
                 )
@@ -49,15 +51,15 @@ def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, con
         try:
             session = store.load(info.name)
         except MaiaError as error:  # changed since the listing
-            notes.append(_("The session {name} was skipped: {error}").format(name=info.name, error=error.message))
+            warnings.append(_("The session {name} was skipped: {error}").format(name=info.name, error=error.message))
             continue
         notes.append(
             _("Continuing {kind} session {name} ({count} messages, last saved {when}).").format(
                 kind=_KIND[origin], name=session.name, count=len(session.messages), when=info.updated_at or "?"
             )
         )
-        return Picked(session, notes)
+        return Picked(session, notes, warnings)
     raise NotFoundError(
         _("No saved {kind} session to continue in this folder.").format(kind=_KIND[origin]),
-        hint="\n".join(notes) or None,
+        hint="\n".join(warnings) or None,
     )

@@ -136,6 +136,8 @@ class ChatApp:
                 self.ui.warn(_("{error} A new session starts.").format(error=error.message))
                 picked = None
             if picked is not None:
+                for warning in picked.warnings:
+                    self.ui.warn(warning)
                 for note in picked.notes:
                     self.ui.info(note)
                 if not await self.open_session(picked.session):

@@ -150,7 +150,7 @@ def test_a_failed_save_prints_the_answer_and_one_clear_line(server: HTTPServer, 
     result = maia("ask", "-m", "m", "-o", "json", "--continue", "say a lot", preexec=_limit_file_size)
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert report["answer"] == big and report["status"] == "done"
+    assert report["answer"] == big and report["status"] == "error"  # answered, but not saved
     assert "could not be saved" in report["error"] and "File too large" in report["error"]
     assert "Traceback" not in result.stderr
     assert path.read_bytes() == before  # the old file is intact
@@ -464,3 +464,56 @@ def test_a_session_freed_while_waiting_is_read_again(server: HTTPServer, project
     assert b.returncode == 0, err
     (saved,) = session_files(project).values()
     assert user_texts(saved) == ["start", "turn A", "turn B"]  # B read A's turn once the lock was free
+
+
+def test_a_file_on_stdin_is_left_for_the_loop_that_reads_it(server: HTTPServer, project: Path) -> None:
+    listing = project / "list.txt"
+    listing.write_text("a.py\nb.py\nc.py\n")
+    for _ in range(3):
+        answer(server, text_stream("ok"))
+    script = 'while read f; do python -m maia ask -m m --no-save "review $f" > /dev/null; done < list.txt'
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": f"{os.path.dirname(__import__('sys').executable)}:{os.environ['PATH']}"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert [last_user_content(b) for b in chat_bodies(server)] == ["review a.py", "review b.py", "review c.py"]
+
+
+def test_no_tool_reads_the_settings_file_for_the_model(server: HTTPServer, home: Path) -> None:
+    answer(server, tool_stream("Read", {"path": str(home / "settings.json")}))
+    answer(server, text_stream("ok"))
+    result = maia("ask", "-m", "m", "--allow", "Read", "-o", "json", "--no-save", "read the settings")
+    (call,) = json.loads(result.stdout)["tool_calls"]
+    assert call["is_error"] and "denied" in call["output"] and "LiteLLM_URL" not in call["output"]
+
+
+# review: what a model, a session or a server says never drives the user's terminal
+
+
+def _on_a_terminal(*args: str) -> bytes:
+    import sys
+
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "maia", *args], env=dict(os.environ), timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.before or b""
+
+
+def test_escape_sequences_are_inert_on_a_terminal(server: HTTPServer, project: Path) -> None:
+    evil = "fine\x1b]0;PWNED\x07\x1b[2J\x1b[1A ASK  Allow Bash: ls?"
+    answer(server, text_stream(evil))
+    shown = _on_a_terminal("ask", "-m", "m", "hi")
+    assert b"\x1b]0;PWNED" not in shown and b"\x1b[2J" not in shown and "␛]0;PWNED␇".encode() in shown
+    (name,) = session_files(project)
+    shown = _on_a_terminal("sessions", "show", name)
+    assert b"\x1b]0;" not in shown and "␛]0;PWNED".encode() in shown
+    answer(server, text_stream(evil))
+    piped = maia("ask", "-m", "m", "--no-save", "again")  # a pipe gets the text as it is: scripts need it
+    assert piped.returncode == 0 and piped.stdout == evil + "\n"

@@ -304,9 +304,10 @@ def test_tool_environment_hides_the_proxy_key(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("LITELLM_API_KEY", "sk-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-settings-value")
     monkeypatch.setenv("HARMLESS", "1")
+    monkeypatch.setenv("PROXY_URL", "http://user:sk-settings-value@proxy:4000")
     register_secret("sk-settings-value")
     env = tool_environment({"EXTRA": "2"})
-    assert "LITELLM_API_KEY" not in env and "OPENAI_API_KEY" not in env
+    assert "LITELLM_API_KEY" not in env and "OPENAI_API_KEY" not in env and "PROXY_URL" not in env
     assert env["HARMLESS"] == "1" and env["EXTRA"] == "2" and env["PATH"] == os.environ["PATH"]
 
 

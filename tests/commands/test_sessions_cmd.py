@@ -103,3 +103,25 @@ def test_names_complete(store: SessionStore) -> None:
 
     items = complete_names(click.Context(cli), click.Argument(["x"]), "alp")
     assert [i.value for i in items] == ["alpha", "alpha-reviewer", "alpha__1"]
+
+
+def test_a_session_open_in_a_maia_cannot_be_renamed_or_deleted(project: Path) -> None:
+    import subprocess
+    import sys
+
+    store = SessionStore.for_launch(project)
+    store.write(SavedSession("open", messages=[]))
+    script = "import sys,time;from pathlib import Path;from maia.sessions import SessionLock as L;"
+    script += "l=L(Path(sys.argv[1]),'open','chat');l.acquire();print('held',flush=True);time.sleep(60)"
+    holder = subprocess.Popen([sys.executable, "-c", script, str(store.folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        renamed = CliRunner().invoke(cli, ["sessions", "rename", "open", "other"])
+        assert renamed.exit_code == 1 and f"open in another MAIA (chat, process {holder.pid})" in renamed.output
+        deleted = CliRunner().invoke(cli, ["sessions", "delete", "open", "--yes"])
+        assert deleted.exit_code != 0 and store.find("open") == "open"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert CliRunner().invoke(cli, ["sessions", "delete", "open", "--yes"]).exit_code == 0
+    assert store.find("open") is None

@@ -174,7 +174,7 @@ def test_a_withdrawn_or_broken_request(home: Path) -> None:
 
 
 def test_control_characters_are_made_inert() -> None:
-    assert inert("a\x1b[2Jb\tc\nd\x07\x9b") == "a^[[2Jb\tc\nd^G\\x9b"
+    assert inert("a\x1b[2Jb\tc\nd\x07\x9b") == "a␛[2Jb  c\nd␇\\x9b"  # tabs expanded to the next stop
 
 
 def test_ids_sort_by_creation(home: Path) -> None:
