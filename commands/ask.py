@@ -138,7 +138,8 @@ def ask(
     elif output == "stream-json":
         ui.emit({"type": "final", **report.to_json()})
     elif report.answer:
-        click.echo(for_terminal(report.answer, sys.stdout))  # a model's text never drives the terminal
+        # inert on a terminal; the exact text for a pipe (click would strip some escape sequences)
+        click.echo(for_terminal(report.answer, sys.stdout), color=True)
     if report.error and output == "text":
         click.echo(for_terminal(_("Error: {message}").format(message=report.error), sys.stderr), err=True)
     if code:
