@@ -397,6 +397,9 @@ class ChatApp:
         if call.name is None:
             self.ui.info(agents_listing(self.app.agents))
             return
+        if self.app.mode == "plan":
+            self.ui.fail(_("Plan mode: sub-agents write and run things. Switch the mode (/mode) to run one."))
+            return
         self.ui.show_user(text)
         self.ui.set_busy(True, _("Sub-agent {name} at work").format(name=call.name))
         try:
@@ -421,6 +424,7 @@ class ChatApp:
     async def turn(self, text: str) -> None:
         """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept."""
         self.ui.set_busy(True, _("Thinking"))
+        before = self.app.conversation.marker()
         try:
             try:
                 result = await self.cancellable(
@@ -436,12 +440,16 @@ class ChatApp:
             if result is None:
                 if self.ui.store.live_text:
                     self.ui.on_text_end()  # what the user saw stays on screen
-                if self.app.agent.interrupted == "kept":
+                if self.app.conversation.marker() != before:  # judged by what the conversation holds now
                     self.ui.warn(
                         _("Interrupted: what the model said and the tool calls it finished are kept; it is told.")
                     )
                 else:
-                    self.ui.warn(_("Interrupted: the conversation is back as it was before this request."))
+                    self.ui.warn(
+                        _("Interrupted: the conversation is back as it was before this request, which is in the input.")
+                    )
+                    if not self.ui.store.input.text.strip():
+                        self.ui.store.input.set(text)  # nothing lost: the request can be sent again
             elif result == "stopped":
                 self.ui.info(_("Iteration stopped."))
             elif result == "max_iterations":

@@ -241,7 +241,7 @@ async def cmd_undo(chat: ChatApp, args: str) -> None:
         if rewound
         else _("The conversation was replaced since (compaction, /load, /clear): it is kept as it is.")
     )
-    lines.append(_("Changes made by shell commands (Bash, !) are not tracked and were not undone."))
+    lines.append(_("Changes made by shell commands (Bash, !) and by sub-agents are not tracked and were not undone."))
     chat.ui.info("\n".join(lines))
     for path, why in result.skipped:
         chat.ui.warn(_("{file} not restored: {why}").format(file=summarize([path], launch), why=why))
@@ -255,7 +255,7 @@ async def cmd_diff(chat: ChatApp, args: str) -> None:
         return
     for _path, text in diffs:
         chat.ui.show_output(text)
-    chat.ui.info(_("Changes made by shell commands (Bash, !) are not tracked here."))
+    chat.ui.info(_("Changes made by shell commands (Bash, !) and by sub-agents are not tracked here."))
 
 
 async def cmd_agents(chat: ChatApp, args: str) -> None:
