@@ -141,7 +141,7 @@ class ChildUI:
             if not future.done():
                 future.set_result(False)
 
-    async def confirm(self, message: str) -> bool:
+    async def confirm(self, message: str, doubt: str | None = None) -> bool:
         """Ask the parent's user; no when the run is being stopped."""
         if self.closed:
             return False
@@ -150,15 +150,17 @@ class ChildUI:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            if not self.send(protocol.confirm(request_id, message)):
+            if not self.send(protocol.confirm(request_id, message, doubt)):
                 return False
             return await future
         finally:
             self._pending.pop(request_id, None)
 
     async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
-        """A tool call question: yes or no (a sub-agent's user cannot answer stop)."""
-        return "yes" if await self.confirm(message) else "no"
+        """A tool call question: yes or no (a sub-agent's user cannot answer stop); an ask out of doubt
+        says so (the approval's reason), so that no one allows it blindly."""
+        doubt = approval.reason if approval is not None else None
+        return "yes" if await self.confirm(message, doubt) else "no"
 
     def on_warning(self, message: str) -> None:
         """Warnings reach the parent's interface."""

@@ -30,7 +30,8 @@ KILL_GRACE = 5.0
 STDERR_LINES = 20
 STDERR_LINE_CHARS = 500
 
-Confirm = Callable[[str], Awaitable[bool]]
+# (question[, doubt]) → the user's answer; the doubt (the engine's reason) only when it asked out of doubt
+Confirm = Callable[..., Awaitable[bool]]
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
 OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
 
@@ -198,7 +199,7 @@ class _Run:
                 if text:
                     self.stderr.append(text[:STDERR_LINE_CHARS])
 
-    async def _ask(self, request_id: Any, message: str) -> None:
+    async def _ask(self, request_id: Any, message: str, doubt: str | None = None) -> None:
         ok = False
         questions = _questions_here()
         questions.waiting += 1
@@ -210,7 +211,7 @@ class _Run:
             if not self.stopping and self.confirm is not None and self.done is None:
                 question = _("[sub-agent {name}] {question}").format(name=self.name, question=message)
                 try:
-                    ok = await self.confirm(question)
+                    ok = await (self.confirm(question, doubt) if doubt else self.confirm(question))
                 except Exception as error:  # an interface that cannot ask: the call is refused
                     self._log("warn", _("The question could not be asked: {error}").format(error=error))
         finally:
@@ -242,7 +243,12 @@ class _Run:
                 continue
             kind = message.get("type")
             if kind == "confirm":
-                task = asyncio.create_task(self._ask(message.get("id"), str(message.get("message", ""))))
+                doubt = message.get("doubt")
+                task = asyncio.create_task(
+                    self._ask(
+                        message.get("id"), str(message.get("message", "")), doubt if isinstance(doubt, str) else None
+                    )
+                )
                 self.questions.add(task)
                 task.add_done_callback(self.questions.discard)
             elif kind == "log":

@@ -108,9 +108,13 @@ def abort() -> dict[str, Any]:
     return {"type": "abort"}
 
 
-def confirm(request_id: int, message: str) -> dict[str, Any]:
-    """child → parent: ask the user this yes/no question."""
-    return {"type": "confirm", "id": request_id, "message": message}
+def confirm(request_id: int, message: str, doubt: str | None = None) -> dict[str, Any]:
+    """child → parent: ask the user this yes/no question; ``doubt``: why the permission engine asked
+    when it asked out of doubt (a workflow in allow mode refuses such a question)."""
+    message_dict: dict[str, Any] = {"type": "confirm", "id": request_id, "message": message}
+    if doubt:
+        message_dict["doubt"] = doubt
+    return message_dict
 
 
 def log(level: str, message: str) -> dict[str, Any]:

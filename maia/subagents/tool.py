@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from maia.contracts import AgentUI, Permission, ToolContext, ToolSpec
+from maia.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec
 from maia.errors import UsageError
 from maia.i18n import _
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent
 from maia.subagents.launcher import (
     MAX_DURATION,
+    Confirm,
     SubAgentResult,
     done_message,
     failure_for_model,
@@ -61,8 +62,9 @@ class SubAgentObserver(Protocol):
     def subagent_finished(self, name: str, result: SubAgentResult) -> None:
         """A run of ``name`` ended (failed, interrupted or done)."""
 
-    def subagent_confirm(self, name: str, question: str) -> Awaitable[bool]:
-        """A question from the sub-agent ``name`` (already prefixed with its name)."""
+    def subagent_confirm(self, name: str, question: str, doubt: str | None = None) -> Awaitable[bool]:
+        """A question from the sub-agent ``name`` (already prefixed with its name); ``doubt``: why the
+        engine asked, when it asked out of doubt."""
         ...
 
     def subagent_waiting(self, name: str, reason: str | None, until: str | None) -> None:
@@ -101,10 +103,19 @@ async def run_agent(
         extra_deny=tuple(extra_deny),
         transcript=observer is not None and observer.subagent_transcripts,
     )
-    confirm = (
+
+    async def ask_user(question: str, doubt: str | None = None) -> bool:
+        assert ui is not None
+        if doubt is None:
+            return await ui.confirm(question)
+        # the engine asked out of doubt: the user sees why (a deny rule the command might dodge…)
+        answer = await ui.ask(question, Approval(AGENT_TOOL, question, reason=doubt))
+        return answer in ("yes", "always", "always-session")
+
+    confirm: Confirm | None = (
         functools.partial(observer.subagent_confirm, definition.name)
         if observer is not None
-        else ui.confirm
+        else ask_user
         if ui is not None
         else None
     )

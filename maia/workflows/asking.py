@@ -51,8 +51,15 @@ class Asker:
         self.poll = poll
         self._one_at_a_time = asyncio.Lock()
 
-    async def permission(self, agent: str, message: str) -> bool:
-        """May the agent do what ``message`` asks? Refused when the answer cannot be read."""
+    async def permission(self, agent: str, message: str, *, doubt: str | None = None) -> bool:
+        """May the agent do what ``message`` asks? Refused when the answer cannot be read; in allow mode
+        an ask raised out of doubt (``doubt``: the engine's reason) is refused, never allowed blindly."""
+        if self.mode != "wait" and doubt:
+            self.log(
+                "request",
+                _("Refused (it comes from doubt: {reason}): {message}").format(reason=doubt, message=one_line(message)),
+            )
+            return False
         if self.mode != "wait":
             allowed = self.mode == "allow"
             self.log(

@@ -151,6 +151,6 @@ class WorkflowUI:
         self.book.server_wait(name, reason, until)
         self.workflow.append_event("agent_waiting" if reason else "agent_resumed", agent=name, until=until)
 
-    async def subagent_confirm(self, name: str, question: str) -> bool:
-        """A sub-agent's question, with its name."""
-        return await self.asker.permission(name, question)
+    async def subagent_confirm(self, name: str, question: str, doubt: str | None = None) -> bool:
+        """A sub-agent's question, with its name (and the engine's doubt, which allow mode refuses)."""
+        return await self.asker.permission(name, question, doubt=doubt)

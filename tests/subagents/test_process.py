@@ -573,3 +573,25 @@ async def test_the_main_agent_loop_calls_a_sub_agent(
     main_second = script.requests["main"][1]
     assert tool_messages(main_second) == ['Summary of sub-agent "rev":\n\nSub summary.']
     assert script.requests["rev"][0]["messages"][-1] == {"role": "user", "content": "review a.py"}
+
+
+async def test_a_question_out_of_doubt_carries_the_engines_reason(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    (home / "settings.json").write_text(
+        (home / "settings.json")
+        .read_text()
+        .replace('"LiteLLM_URL"', '"permissions": {"deny": ["Bash(rm *)"]}, "LiteLLM_URL"')
+    )
+    make_agent("rev")
+    script.add("rev", tool_stream("Bash", {"command": 'X="rm -rf x"; eval "$X"'}), text_stream("finished"))
+    seen: list[tuple[str, str | None]] = []
+
+    async def confirm(question: str, doubt: str | None = None) -> bool:
+        seen.append((question, doubt))
+        return False
+
+    result = await launch_subagent(spec_for(definition(home, project, "rev"), "go", project, home), confirm=confirm)
+    assert result.ok, result.error
+    ((question, doubt),) = seen
+    assert question.startswith("[sub-agent rev] Allow Bash") and doubt  # the reason travels with the question
