@@ -237,3 +237,14 @@ def test_workflow_permissions() -> None:
     assert (refused.verdict, refused.rule) == (deny, None) and "permission mode deny" in refused.reason
     doubtful = workflow_permissions(rules(ask, doubt=True), "allow")("Bash", {})
     assert isinstance(doubtful, Decision) and doubtful.verdict == deny and "an opaque command" in doubtful.reason
+
+
+async def test_allow_mode_refuses_a_sub_agents_question_out_of_doubt(home: Path) -> None:
+    from maia.workflows.asking import Asker
+
+    workflow = WorkflowRegistry(home).create({"agent": "boss", "state": "running"})
+    lines: list[tuple[str, str]] = []
+    asker = Asker(workflow, "allow", lambda level, text: lines.append((level, text)), lambda agent, n: None)
+    assert await asker.permission("rev", "[sub-agent rev] Allow Bash: ls?") is True
+    assert await asker.permission("rev", "[sub-agent rev] Allow Bash: eval $X?", doubt="not plain") is False
+    assert "comes from doubt: not plain" in lines[-1][1]
