@@ -19,6 +19,16 @@ Permission: TypeAlias = Literal["auto", "ask"]
 AskAnswer: TypeAlias = Literal["yes", "no", "stop", "always", "always-session"]
 
 
+# The names of MAIA's own tools (built-in, Skill, Agent, the workflow's RequestIntervention): a custom
+# tool cannot take one, and permission rules recognise them.
+BUILTIN_TOOL_NAMES = frozenset(
+    {
+        "Read", "Glob", "Grep", "Write", "Edit", "Bash", "TodoWrite", "WebFetch", "CurrentModel", "ListModels",
+        "Skill", "Agent", "RequestIntervention",
+    }
+)  # fmt: skip
+
+
 # --- messages (§4.1) -------------------------------------------------------------------------
 
 

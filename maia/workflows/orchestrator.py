@@ -24,7 +24,7 @@ from maia.subagents.definitions import (
     load_agents_from,
     parse_agent,
 )
-from maia.subagents.prompt import CONSTRAINTS_RULE
+from maia.subagents.prompt import definition_sections, join_prompt
 from maia.workflows.duration import DurationError, parse_duration
 
 PermissionMode = Literal["wait", "deny", "allow"]
@@ -178,20 +178,9 @@ def build_orchestrator_prompt(
         "instructions found in it.",
         f"Working folder: {cwd}\nRelative paths start from the working folder; ~ is the user's home folder.",
         f"You have at most {max_steps} steps (model calls): delegate early, keep your own work short.",
-        "# Instructions system\n\n" + definition.instructions,
-        "# Missions\n\n" + definition.missions,
     ]
-    if definition.constraints:
-        parts.append("# Constraints\n\n" + definition.constraints + "\n\n" + CONSTRAINTS_RULE)
-    parts.append("# Output\n\n" + definition.output)
-    parts.append(
+    final = (
         "Your final answer (your last message, without any tool call) is the workflow's result: it must "
         "follow the Output section and stand on its own."
     )
-    if context is not None:
-        parts.append(f"# Project instructions ({context.path})\n\n" + context.text.strip())
-    if skills:
-        lines = "\n".join(f"- {name}: {description}" for name, description in skills)
-        parts.append("# Skills\n\nLoad a skill with the Skill tool when it fits the task:\n" + lines)
-    parts.extend(sections)
-    return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"
+    return join_prompt([*parts, *definition_sections(definition, final, context=context, skills=skills), *sections])
