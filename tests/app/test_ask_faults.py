@@ -36,6 +36,23 @@ def last_user_content(body: dict[str, object]) -> str:
     return str(next(m["content"] for m in reversed(messages) if m["role"] == "user"))
 
 
+def held_answer(server: HTTPServer, text: str) -> threading.Event:
+    """Queue an answer that streams ``text`` and then waits until the returned event is set."""
+    release = threading.Event()
+
+    def held(_request: Request) -> Response:
+        def body() -> Iterator[bytes]:
+            chunk = {"choices": [{"index": 0, "delta": {"content": text}}]}
+            yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
+            release.wait(60)
+            yield b"data: [DONE]\n\n"
+
+        return Response(body(), content_type="text/event-stream")
+
+    server.expect_oneshot_request(CHAT).respond_with_handler(held)
+    return release
+
+
 # 1. a 429 after a run that left unanswered tool results must not lose the new prompt
 
 
@@ -67,17 +84,7 @@ def test_continue_after_unanswered_tool_results_keeps_the_new_prompt_through_a_4
 def test_a_session_in_use_is_locked_and_no_turn_is_lost(server: HTTPServer, project: Path) -> None:
     answer(server, text_stream("first answer"))
     assert maia("ask", "-m", "m", "start").returncode == 0
-    release = threading.Event()
-
-    def held(_request: Request) -> Response:
-        def body() -> Iterator[bytes]:
-            yield b'data: {"choices":[{"index":0,"delta":{"content":"from A"}}]}\n\n'
-            release.wait(60)
-            yield b"data: [DONE]\n\n"
-
-        return Response(body(), content_type="text/event-stream")
-
-    server.expect_oneshot_request(CHAT).respond_with_handler(held)
+    release = held_answer(server, "from A")
     a = spawn("ask", "-m", "m", "--continue", "turn A")
     try:
         wait_until(lambda: len(chat_bodies(server)) == 2, what="A's request")
@@ -437,17 +444,7 @@ def test_unreadable_rules_stop_a_script_and_make_the_chat_ask(server: HTTPServer
 def test_a_session_freed_while_waiting_is_read_again(server: HTTPServer, project: Path) -> None:
     answer(server, text_stream("first answer"))
     assert maia("ask", "-m", "m", "start").returncode == 0
-    release = threading.Event()
-
-    def held(_request: Request) -> Response:
-        def body() -> Iterator[bytes]:
-            yield b'data: {"choices":[{"index":0,"delta":{"content":"from A"}}]}\n\n'
-            release.wait(60)
-            yield b"data: [DONE]\n\n"
-
-        return Response(body(), content_type="text/event-stream")
-
-    server.expect_oneshot_request(CHAT).respond_with_handler(held)
+    release = held_answer(server, "from A")
     answer(server, text_stream("answer B"))
     a = spawn("ask", "-m", "m", "--continue", "turn A")
     b: subprocess.Popen[str] | None = None
