@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from maia.approval import READ_ONLY_TOOLS, WRITE_TOOLS, relative_to_launch
+from maia.approval import READ_ONLY_TOOLS, WRITE_TOOLS, inside_launch
 from maia.contracts import PermissionCheck, Tool
 from maia.errors import ConfigError
 from maia.i18n import _
@@ -71,8 +71,9 @@ def with_mode(
     check: PermissionCheck, mode: ModeSource, launch: Path, tools: Callable[[], Mapping[str, Tool]]
 ) -> PermissionCheck:
     """``check`` seen through the approval mode: ``plan`` refuses every tool that writes or runs;
-    ``edits`` lets Write/Edit inside the launch folder through without asking (protected paths and
-    doubt still ask); ``ask`` changes nothing. A deny always stays a deny."""
+    ``edits`` lets Write/Edit inside the launch folder through without asking, judged on the normalised
+    path and on its real path (links resolved), both inside the launch folder's real path (protected
+    paths and doubt still ask); ``ask`` changes nothing. A deny always stays a deny."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
         decision = check(name, tool_input)
@@ -100,7 +101,9 @@ def with_mode(
             and decision.rule is None
         ):
             raw = tool_input.get("path")
-            if isinstance(raw, str) and relative_to_launch(raw, launch)[1] is not None:
+            # the path as the tool opens it and where its links lead: a link inside the project that
+            # points outside (`ln -s /tmp lnk`, then lnk/x) is no edit of the project
+            if isinstance(raw, str) and raw.strip() and inside_launch(raw, launch):
                 return Decision(Verdict.ALLOW, "mode: edits", _("allowed by the edits mode"))
         return decision
 

@@ -40,7 +40,7 @@ from tests.agent.helpers import RecordingUI
         ("ls 2>/dev/null", ["Bash(ls *)"]),
         ("rm -rf build/*", []),  # a * in the command would widen the rule
         ("sudo apt install x", []),  # a wrapper: the inner command is what runs
-        ("cd sub && make", ["Bash(cd *)", "Bash(make *)"]),  # the engine still judges where make runs
+        ("cd sub && make", ["Bash(cd *)", "Bash(make)"]),  # make alone: its default target, not any target
     ],
 )
 def test_bash_rules_are_narrow(command: str, rules: list[str], tmp_path: Path) -> None:
