@@ -368,7 +368,7 @@ def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
 
 def _watching(ruleset: RuleSet) -> bool:
     """Whether a deny or ask rule could apply to a Bash command (so doubt matters)."""
-    return any(r.tool in ("Bash", "Redirect", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
+    return any(r.tool in ("Bash", "Redirect", "Read", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
 
 
 def _ask(reason: str, *, doubt: bool) -> Decision:
@@ -406,6 +406,8 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         redirects.extend([*reading.redirects, *reading.fallback_redirects])
         uncertain = reading.uncertain
     found = _deny_or_ask(command, parts, redirects, ruleset, cwd) if watching else None
+    if found is None and plain is not None and plain.inputs:
+        found = _inputs_deny_or_ask(plain.inputs, ruleset, cwd)
     if found is not None:
         return found
     if plain is None:
@@ -472,6 +474,46 @@ def _deny_or_ask(
     return None
 
 
+def _inputs_deny_or_ask(inputs: list[Redirect], ruleset: RuleSet, cwd: Path) -> Decision | None:
+    """``cmd < file`` reads the file: Read deny and ask rules apply to it, as to the Read tool."""
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        for rule in (r for r in ruleset.family(verdict.value) if r.tool == "Read"):
+            for source in _file_redirects(inputs):
+                if rule.pattern is None or (
+                    not source.dynamic and path_matches(rule.pattern, source.target, cwd, for_allow=False)
+                ):
+                    return Decision(
+                        verdict,
+                        rule.text,
+                        _("{family} rule {rule} matches the file read from {target}").format(
+                            family=verdict.value, rule=rule.text, target=_show(source.target)
+                        ),
+                    )
+    return None
+
+
+def _inputs_allowed(inputs: list[Redirect], cwd: Path) -> Decision | None:
+    """A file read through ``<`` outside the launch folder (or only known when it runs) asks: a rule on
+    the program says nothing of which files it may read (``cat < ~/.ssh/id_rsa``)."""
+    for source in _file_redirects(inputs):
+        if not source.certain or source.dynamic:
+            return _ask(
+                _("the file read from {target} is only known when it runs: ask").format(target=_show(source.target)),
+                doubt=False,
+            )
+        where = (
+            source.target
+            if source.base is None or source.target.startswith(("/", "~"))
+            else (f"{source.base}/{source.target}")
+        )
+        if not programs.inside(where, cwd):
+            return _ask(
+                _("the command reads {target}, outside the working folder: ask").format(target=_show(source.target)),
+                doubt=False,
+            )
+    return None
+
+
 @functools.lru_cache(maxsize=1024)
 def _rule_words(pattern: str) -> tuple[str, ...]:
     return bash_pattern(pattern).words
@@ -524,6 +566,9 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
                     )
         if rule.text not in used:
             used.append(rule.text)
+    reading = _inputs_allowed(plain.inputs, cwd)
+    if reading is not None:
+        return reading
     allowing = _redirect_rules(ruleset.allow)
     folders: dict[str, str] = {}  # resolved folders, for this decision only
     for redirect in _file_redirects(plain.redirects):

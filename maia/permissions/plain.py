@@ -126,6 +126,7 @@ class PlainScript:
 
     parts: list[Part] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
+    inputs: list[Redirect] = field(default_factory=list)  # files read through `< file`: Read rules apply
     # texts something opaque will run (a here-document fed to a shell…): read for deny rules only
     hidden_texts: list[str] = field(default_factory=list)
 
@@ -605,7 +606,7 @@ def _opaque(part: Part, why: str) -> Part:
 def _add_redirect(
     script: PlainScript, op: str, target: _Word, position: int, group: int, base: str | None = None
 ) -> None:
-    if op not in _OUTPUT:
+    if op not in _OUTPUT and op != "<":
         return
     if op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
         return  # 2>&1, >&2, >&-: duplicates or closes a descriptor
@@ -613,7 +614,9 @@ def _add_redirect(
     why = None
     if not target.quoted and _has_glob(target.syntax):
         certain, why = False, "the target is a glob, only known when it runs"
-    script.redirects.append(Redirect(target.value, op, position, group, certain, why, base))
+    (script.inputs if op == "<" else script.redirects).append(
+        Redirect(target.value, op, position, group, certain, why, base)
+    )
 
 
 class _Events:

@@ -1176,9 +1176,21 @@ _GIT_LONG = frozenset(
         "--template",
         "--separate-git-dir",
         "--exec-path",
+        "--no-index",  # git diff --no-index compares any two files: it reads outside the repository
+        "--pathspec-from-file",
+        "--file",  # git commit --file, git config --file: another file read or written
     }
 )
-_GIT_SHORT = {"grep": "O", "difftool": "xt", "mergetool": "t", "rebase": "x", "clone": "uc", "ls-remote": "u"}
+_GIT_SHORT = {
+    "grep": "O",
+    "difftool": "xt",
+    "mergetool": "t",
+    "rebase": "x",
+    "clone": "uc",
+    "ls-remote": "u",
+    "commit": "F",
+    "tag": "F",
+}
 _GIT_RUNNERS = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "submodule", "bisect"})
 
 
@@ -1375,6 +1387,10 @@ def _make(words: Sequence[str], _launch: Path | None) -> list[Danger]:
     for option, value in scan.options:
         if option in ("-f", "--file", "--makefile") and (value in _STDIN_FILES or value is None):
             found.append(Danger(option, "make -f - reads its rules from its input"))
+        elif option in ("-f", "--file", "--makefile", "-C", "--directory", "-I") and (
+            _launch is None or not inside(value, _launch)
+        ):
+            found.append(Danger(option, f"make {option} reads rules from outside the launch folder"))
     for operand in scan.rest:
         if re.match(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=", operand):
             found.append(Danger(operand.split("=")[0].rstrip(":+?! "), "a make variable set on the command line"))
@@ -1401,19 +1417,37 @@ def _awk_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
 
 
 def _go(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(
-        [w.replace("--", "-", 1) if w.startswith("--") else w for w in words[2:]],
-        frozenset({"-exec", "-toolexec", "-overlay"}),
-        "go runs a program with this option",
-    )
+    args = [w.replace("--", "-", 1) if w.startswith("--") else w for w in words[1:]]
+    found = _long_dangers(args[1:], frozenset({"-exec", "-toolexec", "-overlay"}), "go runs a program with this option")
+    found += _folder_options(args, ("-C", "-modfile"), "go", _launch)
+    return found
+
+
+def _folder_options(args: Sequence[str], options: Sequence[str], program: str, launch: Path | None) -> list[Danger]:
+    """``-C dir`` / ``--opt=path`` options naming a place outside the launch folder (another project's
+    configuration or scripts then run)."""
+    found: list[Danger] = []
+    for index, arg in enumerate(args):
+        for option in options:
+            value: str | None = None
+            if arg == option and index + 1 < len(args):
+                value = args[index + 1]
+            elif arg.startswith(option + "="):
+                value = arg.split("=", 1)[1]
+            else:
+                continue
+            if launch is None or not inside(value, launch):
+                found.append(Danger(option, f"{program} {option} points outside the launch folder"))
+    return found
 
 
 def _npm(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(
+    found = _long_dangers(
         words[1:],
         frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
         "npm runs another program or reads a configuration that does",
     )
+    return found + _folder_options(words[1:], ("--prefix", "-C"), "npm", _launch)
 
 
 def _docker(words: Sequence[str], _launch: Path | None) -> list[Danger]:
@@ -1427,7 +1461,8 @@ def _kube(words: Sequence[str], _launch: Path | None) -> list[Danger]:
 
 
 def _cargo(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
+    found = _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
+    return found + _folder_options(words[1:], ("--manifest-path", "-C"), "cargo", _launch)
 
 
 def _terraform(words: Sequence[str], launch: Path | None) -> list[Danger]:
