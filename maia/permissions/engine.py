@@ -368,7 +368,9 @@ def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
 
 def _watching(ruleset: RuleSet) -> bool:
     """Whether a deny or ask rule could apply to a Bash command (so doubt matters)."""
-    return any(r.tool in ("Bash", "Redirect", "Read", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
+    # Read rules are not watched here: they apply to files a plain command reads through `<` (judged
+    # exactly); MAIA's own Read deny on settings.json would otherwise make every non-plain command doubtful
+    return any(r.tool in ("Bash", "Redirect", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
 
 
 def _ask(reason: str, *, doubt: bool) -> Decision:
