@@ -25,6 +25,8 @@ ENVIRONMENT = [
     ("MAIA_NO_MARKDOWN", "1 shows answers as plain text instead of Markdown."),
     ("NO_COLOR", "No colours (any value)."),
     ("FORCE_COLOR", "Colours even where the terminal description has none."),
+    ("TERM", "dumb: no colours and no redrawing in place."),
+    ("TMPDIR", "The temporary folder sandboxed commands may write to (and /tmp)."),
     ("MAIA_RG", "The ripgrep binary for Grep and Glob; none forces the Python engine."),
     ("MAIA_SEARCH_ENGINE", "python forces the pure-Python search engine."),
 ]
@@ -34,11 +36,17 @@ FILES = [
     ("./.maia/settings.local.json", 'Your rules for this project ("always" answers), ignored by git.'),
     ("./.maia/config.json, ~/.maia/config.json", 'The model: {"model": "NAME"}.'),
     ("./.maia/.sessions/", "Saved sessions (private, ignored by git)."),
+    ("./.maia/.gitignore", "Written by MAIA: keeps .sessions/ and settings.local.json out of git."),
     ("~/.maia/mcp.json, ./.mcp.json", "MCP servers."),
     ("~/.maia/agents/, ./.maia/agents/", "Sub-agents (NAME/AGENT.md)."),
-    ("~/.maia/skills/, ./.maia/skills/", "Skills (NAME/SKILL.md)."),
+    ("~/.maia/skills/, ../.maia/skills/, ./.agents/skills/, ./.maia/skills/", "Skills (NAME/SKILL.md)."),
     ("~/.maia/tools/, ./.maia/tools/", "Custom tools (NAME/TOOL.json)."),
     ("~/.maia/workflows/", "Workflows started by maia run."),
+    ("~/.maia/history/", "What you typed in the chat, per launch folder."),
+    ("~/.maia/cache/", "The last model list (for completion) and the tokenizer's vocabulary."),
+    ("~/.maia/logs/", "MCP logs: the SDK's (mcp.log) and each local server's stderr (mcp/NAME.stderr.log)."),
+    ("~/.maia/locks/", "Locks for writing settings.local.json."),
+    ("~/.maia/maia-llm-debug.log", "The raw model stream, when MAIA_DEBUG_LLM=1 (0600)."),
     ("MAIA.md, CLAUDE.md, AGENTS.md", "Project instructions (the first found in the launch folder)."),
 ]
 EXIT_STATUS = [
