@@ -27,6 +27,11 @@ ENVIRONMENT = [
     ("FORCE_COLOR", "Colours even where the terminal description has none."),
     ("MAIA_RG", "The ripgrep binary for Grep and Glob; none forces the Python engine."),
     ("MAIA_SEARCH_ENGINE", "python forces the pure-Python search engine."),
+    (
+        "LANG, LC_ALL, LC_MESSAGES, LANGUAGE",
+        "The language of the messages, as for GNU programs: French under a French locale (LANG=fr_FR.UTF-8), "
+        "English otherwise.",
+    ),
 ]
 FILES = [
     ("~/.maia/settings.json", "The proxy's address and key, limits, permission rules, sandbox policy."),
@@ -150,8 +155,13 @@ def _command_at(path: list[str]) -> click.Command:
 
 
 def pages() -> dict[str, str]:
-    """Every page, by file name."""
+    """Every page, by file name (in English: a process speaking another language is refused)."""
+    from maia.i18n import language
+
     from . import cli
+
+    if language() is not None:
+        raise RuntimeError(f"the man pages are written in English; this process speaks {language()!r}")
 
     tree = _walk(cli, ["maia"])
     result: dict[str, str] = {}
@@ -184,6 +194,16 @@ def stale(folder: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m maia.commands.manual [--check] [DIR]``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from maia.i18n import language
+
+    if language() is not None:
+        # the pages are English whatever the locale: help texts are translated when the commands are
+        # imported, so a process that speaks another language runs the generator again in English
+        import os
+        import subprocess
+
+        english = {**os.environ, "LANGUAGE": "en"}
+        return subprocess.run([sys.executable, "-m", "maia.commands.manual", *args], env=english).returncode
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     folder = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "man"
