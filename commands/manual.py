@@ -27,11 +27,6 @@ ENVIRONMENT = [
     ("FORCE_COLOR", "Colours even where the terminal description has none."),
     ("MAIA_RG", "The ripgrep binary for Grep and Glob; none forces the Python engine."),
     ("MAIA_SEARCH_ENGINE", "python forces the pure-Python search engine."),
-    (
-        "LANG, LC_ALL, LC_MESSAGES, LANGUAGE",
-        "The language of the messages, as for GNU programs: French under a French locale (LANG=fr_FR.UTF-8), "
-        "English otherwise.",
-    ),
 ]
 FILES = [
     ("~/.maia/settings.json", "The proxy's address and key, limits, permission rules, sandbox policy."),
