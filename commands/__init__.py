@@ -3,35 +3,41 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 import click
 
 from maia import __version__
 from maia.errors import Interrupted, MaiaError
-from maia.i18n import _
+from maia.i18n import N_, _, use_for_libraries
+
+use_for_libraries()  # Click's own words ("Usage:", "Options"…) come from MAIA's catalog too
 
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # name → (module:attribute, one-line help). The help is here so `maia --help` imports no subcommand.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "agents": ("maia.commands.agents:agents", "List, show and create sub-agents (AGENT.md)."),
-    "approve": ("maia.commands.workflow_steer:approve", "Allow (or deny) what a workflow waits for."),
-    "ask": ("maia.commands.ask:ask", "Send one request without a terminal (scripts, CI, editors)."),
-    "chat": ("maia.commands.chat:chat", "Talk with the agent in this terminal (the default command)."),
-    "completion": ("maia.commands.completion:completion", "Print the shell completion script (bash, zsh, fish)."),
-    "logs": ("maia.commands.workflow_view:logs", "Print a workflow's log (-f: follow it)."),
-    "mcp": ("maia.commands.mcp:mcp", "MCP servers: list, test, add and remove (tools from other programs)."),
-    "models": ("maia.commands.models:models", "List the models your LiteLLM server offers."),
-    "permissions": ("maia.commands.permissions:permissions", "Show the permission rules and test a tool call."),
-    "reply": ("maia.commands.workflow_steer:reply", "Answer the question a workflow asked."),
-    "result": ("maia.commands.workflow_view:result", "Print a workflow's final answer."),
-    "run": ("maia.commands.workflows:run", "Run an autonomous workflow (a parent agent and its sub-agents)."),
-    "sandbox": ("maia.commands.sandbox:sandbox", "Show the OS sandbox under shell commands (Linux Landlock)."),
-    "sessions": ("maia.commands.sessions:sessions", "List, show, rename and delete saved sessions."),
-    "stop": ("maia.commands.workflow_steer:stop", "Stop a running workflow."),
-    "workflow": ("maia.commands.workflow_view:workflow", "Show one workflow: state, sub-agents, requests (--watch)."),
-    "workflows": ("maia.commands.workflow_view:workflows", "List the workflows and their states."),
+    "agents": ("maia.commands.agents:agents", N_("List, show and create sub-agents (AGENT.md).")),
+    "approve": ("maia.commands.workflow_steer:approve", N_("Allow (or deny) what a workflow waits for.")),
+    "ask": ("maia.commands.ask:ask", N_("Send one request without a terminal (scripts, CI, editors).")),
+    "chat": ("maia.commands.chat:chat", N_("Talk with the agent in this terminal (the default command).")),
+    "completion": ("maia.commands.completion:completion", N_("Print the shell completion script (bash, zsh, fish).")),
+    "logs": ("maia.commands.workflow_view:logs", N_("Print a workflow's log (-f: follow it).")),
+    "mcp": ("maia.commands.mcp:mcp", N_("MCP servers: list, test, add and remove (tools from other programs).")),
+    "models": ("maia.commands.models:models", N_("List the models your LiteLLM server offers.")),
+    "permissions": ("maia.commands.permissions:permissions", N_("Show the permission rules and test a tool call.")),
+    "reply": ("maia.commands.workflow_steer:reply", N_("Answer the question a workflow asked.")),
+    "result": ("maia.commands.workflow_view:result", N_("Print a workflow's final answer.")),
+    "run": ("maia.commands.workflows:run", N_("Run an autonomous workflow (a parent agent and its sub-agents).")),
+    "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
+    "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),
+    "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
+    "workflow": (
+        "maia.commands.workflow_view:workflow",
+        N_("Show one workflow: state, sub-agents, requests (--watch)."),
+    ),
+    "workflows": ("maia.commands.workflow_view:workflows", N_("List the workflows and their states.")),
 }
 
 
@@ -52,6 +58,25 @@ class ReportedError(click.ClickException):
         click.echo(for_terminal(_("Error: {message}").format(message=self.message), sys.stderr), err=True)
         if self.hint:
             click.echo(for_terminal(self.hint, sys.stderr), err=True)
+
+
+_TRANSLATED: set[str] = set()
+
+
+def _translate_help(command: click.Command) -> None:
+    """Put the translation of each docstring help (``maia.locale_tool`` extracts them) in place.
+
+    Click keeps a command's docstring as its help; the catalog holds it cleaned as ``inspect.cleandoc``
+    does. The help is replaced only when a translation exists, so English help stays byte for byte.
+    """
+    if command.help:
+        english = inspect.cleandoc(command.help)
+        translated = _(english)
+        if translated != english:
+            command.help = translated
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _translate_help(sub)
 
 
 class LazyGroup(click.Group):
@@ -96,6 +121,9 @@ class LazyGroup(click.Group):
         module_name, attr = entry[0].split(":")
         command = getattr(importlib.import_module(module_name), attr)
         assert isinstance(command, click.Command)
+        if entry[0] not in _TRANSLATED:
+            _TRANSLATED.add(entry[0])
+            _translate_help(command)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

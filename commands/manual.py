@@ -158,8 +158,13 @@ def _command_at(path: list[str]) -> click.Command:
 
 
 def pages() -> dict[str, str]:
-    """Every page, by file name."""
+    """Every page, by file name (in English: a process speaking another language is refused)."""
+    from maia.i18n import language
+
     from . import cli
+
+    if language() is not None:
+        raise RuntimeError(f"the man pages are written in English; this process speaks {language()!r}")
 
     tree = _walk(cli, ["maia"])
     result: dict[str, str] = {}
@@ -192,6 +197,16 @@ def stale(folder: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m maia.commands.manual [--check] [DIR]``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from maia.i18n import language
+
+    if language() is not None:
+        # the pages are English whatever the locale: help texts are translated when the commands are
+        # imported, so a process that speaks another language runs the generator again in English
+        import os
+        import subprocess
+
+        english = {**os.environ, "LANGUAGE": "en"}
+        return subprocess.run([sys.executable, "-m", "maia.commands.manual", *args], env=english).returncode
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     folder = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "man"

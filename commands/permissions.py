@@ -67,7 +67,7 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
             source.scope, source.scope
         )
         state = "" if source.exists else _(" (no file)")
-        click.echo(f"{label}: {source.path}{state}")
+        click.echo(_("{label}: {path}{state}").format(label=label, path=source.path, state=state))
         for family, colour in (("allow", "green"), ("ask", "yellow"), ("deny", "red")):
             rules = source.ruleset.family(family)
             for index, rule in enumerate(rules):

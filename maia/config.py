@@ -206,7 +206,7 @@ def _describe_error(error: Any, path: Path) -> str:
             "NoneType": "null",
         }.get(found, found)
         return _('{path}: "{field}" must be {expected}, not {found}; fix: {fix}.').format(
-            path=path, field=field_name or "(top level)", expected=wanted, found=found, fix=fix or wanted
+            path=path, field=field_name or _("(top level)"), expected=wanted, found=found, fix=fix or wanted
         )
     if error.validator == "pattern" and top == "LiteLLM_URL":
         return _('{path}: "LiteLLM_URL" must start with http:// or https://, not {value!r}; fix: {fix}.').format(
@@ -222,7 +222,7 @@ def _describe_error(error: Any, path: Path) -> str:
             path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
         )
     return _('{path}: "{field}" is invalid; fix: {fix}.').format(
-        path=path, field=field_name or "(top level)", fix=fix or error.message
+        path=path, field=field_name or _("(top level)"), fix=fix or error.message
     )
 
 

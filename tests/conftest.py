@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_httpserver import HTTPServer
+
+# The suite checks English messages whatever the developer's locale: set before MAIA is imported (the
+# language is chosen once per process) and inherited by the processes the tests start. The tests of
+# the French catalog (tests/test_i18n.py) set their own environment.
+os.environ["LANGUAGE"] = "en"
 
 FIXTURES = Path(__file__).parent / "fixtures" / "litellm"
 

@@ -9,12 +9,11 @@ from maia.errors import MaiaError, NotFoundError
 from maia.i18n import _
 from maia.sessions import SessionStore
 
-_KIND = {
-    "chat": "chat",
-    "ask": "maia ask",
-    "subagent": "sub-agent",
-    "workflow": "workflow",
-}
+
+def _kind(origin: str) -> str:
+    """The kind of session an origin names, in the user's language."""
+    kinds = {"chat": _("chat"), "ask": _("maia ask"), "subagent": _("sub-agent"), "workflow": _("workflow")}
+    return kinds.get(origin, origin)
 
 
 @dataclass(slots=True)
@@ -55,11 +54,11 @@ def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, con
             continue
         notes.append(
             _("Continuing {kind} session {name} ({count} messages, last saved {when}).").format(
-                kind=_KIND[origin], name=session.name, count=len(session.messages), when=info.updated_at or "?"
+                kind=_kind(origin), name=session.name, count=len(session.messages), when=info.updated_at or "?"
             )
         )
         return Picked(session, notes, warnings)
     raise NotFoundError(
-        _("No saved {kind} session to continue in this folder.").format(kind=_KIND[origin]),
+        _("No saved {kind} session to continue in this folder.").format(kind=_kind(origin)),
         hint="\n".join(warnings) or None,
     )

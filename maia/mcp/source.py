@@ -265,10 +265,13 @@ class _Server:
         except Exception as error:
             if not announced:
                 return []
+            failed = (  # one sentence per capability: "prompts" and "resources" are protocol words
+                _("MCP server {name}: listing its prompts failed: {cause}")
+                if capability == "prompts"
+                else _("MCP server {name}: listing its resources failed: {cause}")
+            )
             self.warnings.append(
-                _("MCP server {name}: listing its {what} failed: {cause}").format(
-                    name=self.name, what=capability, cause=describe_error(error, self.config, conn.http)
-                )
+                failed.format(name=self.name, cause=describe_error(error, self.config, conn.http))
             )
             return []
         return result
