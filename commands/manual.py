@@ -29,6 +29,10 @@ ENVIRONMENT = [
     ("TMPDIR", "The temporary folder sandboxed commands may write to (and /tmp)."),
     ("MAIA_RG", "The ripgrep binary for Grep and Glob; none forces the Python engine."),
     ("MAIA_SEARCH_ENGINE", "python forces the pure-Python search engine."),
+    ("LC_ALL", "The language of MAIA's messages (first of the three): fr_FR.UTF-8 speaks French."),
+    ("LC_MESSAGES", "The language of MAIA's messages when LC_ALL is not set."),
+    ("LANG", "The language of MAIA's messages when neither is set; English by default."),
+    ("LANGUAGE", "A list of languages tried first (LANGUAGE=en forces English); ignored when the locale is C."),
 ]
 FILES = [
     ("~/.maia/settings.json", "The proxy's address and key, limits, permission rules, sandbox policy."),
