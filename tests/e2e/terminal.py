@@ -268,6 +268,14 @@ class Terminal:
         """Type."""
         self.child.send(data.encode())
 
+    def answer(self, keys: str) -> None:
+        """Answer a question that is on screen: a key typed within the chat's guard after a question appears
+        (or right after another key) is taken as typed ahead, so a person's answer comes after it."""
+        from maia.ui.term import ANSWER_GUARD
+
+        self.pump(ANSWER_GUARD + 0.15)
+        self.send(keys)
+
     def resize(self, rows: int, columns: int) -> None:
         """Resize the window (the screen first, as a terminal does, then the PTY's SIGWINCH)."""
         self.screen.resize(rows, columns)
