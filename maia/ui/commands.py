@@ -390,9 +390,24 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
 async def cmd_status(chat: ChatApp, args: str) -> None:
     """/status: model, context, session, mode, cost; what start-up loaded; MCP servers' health."""
     app = chat.app
-    ui = chat.ui
-    lines = [ui.status_text(app.model, app.sessions.current_file or app.sessions.name, chat.cost(), app.mode)]
-    lines.append(_("Working folder: {path}").format(path=chat.options.launch))
+    store = chat.ui.store
+    cost = chat.cost()
+    used = _("{tokens} tokens").format(tokens=f"{store.context_tokens:,}")
+    if store.context_max:
+        used = _("{tokens} / {maximum} tokens ({percent}%)").format(
+            tokens=f"{store.context_tokens:,}",
+            maximum=f"{store.context_max:,}",
+            percent=round(100 * store.context_tokens / store.context_max),
+        )
+    rows = [
+        (_("Model:"), app.model),
+        (_("Context:"), used + (" " + _("(estimated)") if store.context_estimated else "")),
+        (_("Session:"), app.sessions.current_file or app.sessions.name or _("not saved")),
+        (_("Mode:"), app.mode),
+        (_("Cost so far:"), f"${cost:.4f}" if cost is not None else _("unknown (the proxy sends no cost)")),
+        (_("Folder:"), str(chat.options.launch)),
+    ]
+    lines = _columns(rows)
     if chat.details.context:
         lines.append(chat.details.context)
     lines.extend(chat.details.lines)
@@ -404,7 +419,7 @@ async def cmd_status(chat: ChatApp, args: str) -> None:
     from maia.sandbox.policy import sandbox_mode, status_lines
 
     lines.extend(status_lines(app.sandbox, chosen=sandbox_mode(chat.settings)[1])[:1])
-    ui.info("\n".join(lines))
+    chat.ui.info("\n".join(lines))
 
 
 async def cmd_copy(chat: ChatApp, args: str) -> None:

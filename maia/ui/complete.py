@@ -125,7 +125,7 @@ class Listing:
 
 def fuzzy(listing: Listing, query: str, limit: int = 50) -> list[str]:
     """Paths matching ``query``: in the name first, then in the path, then as a subsequence; ignored ones
-    after the others, shorter paths first within each rank."""
+    after the others, shorter paths first within each rank (a folder typed whole: what is inside it)."""
     q = query.lower()
     if not q:
         ranked = sorted(
@@ -136,7 +136,7 @@ def fuzzy(listing: Listing, query: str, limit: int = 50) -> list[str]:
     found: set[int] = set()
     for i, low in enumerate(listing.lowered):
         pos = low.find(q)
-        if pos < 0:
+        if pos < 0 or (low == q and q.endswith("/")):  # inside a folder: its files, not the folder again
             continue
         name_start = low.rstrip("/").rfind("/") + 1
         rank = 0 if pos >= name_start else 1
@@ -145,7 +145,7 @@ def fuzzy(listing: Listing, query: str, limit: int = 50) -> list[str]:
     if len(scored) < limit:
         pattern = re.compile(".*?".join(re.escape(c) for c in q))
         for i, low in enumerate(listing.lowered):
-            if i not in found and pattern.search(low):
+            if i not in found and low != q and pattern.search(low):
                 scored.append((i >= listing.ignored_from, 2, len(low), listing.paths[i]))
     scored.sort()
     return [path for *_key, path in scored[:limit]]

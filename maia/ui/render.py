@@ -245,11 +245,11 @@ def question_lines(question: Question, inner: int, room: int) -> tuple[list[str]
         tail.append(fit(f"  {p.bold}{_('Always allow {rules}').format(rules=rules)}{p.reset}", inner))
         hint = _("p: in this project (./.maia/settings.local.json) · s: for this session only · Esc: back")
     else:
-        keys = [_("y: yes"), _("n: no")]
+        keys = [_("y yes"), _("n no")]
         if question.rules:
-            keys.append(_("a: always…"))
+            keys.append(_("a always…"))
         if question.stop_allowed:
-            keys.append(_("s: stop the turn"))
+            keys.append(_("s stop"))
         hint = " · ".join(keys)
     detail_room = 0
     window: list[str] = []
@@ -258,7 +258,7 @@ def question_lines(question: Question, inner: int, room: int) -> tuple[list[str]
         offset = max(0, min(question.offset, len(question.detail) - detail_room))
         window = question.detail[offset : offset + detail_room]
         if len(question.detail) > detail_room:
-            hint += " · " + _("↑/↓ PgUp/PgDn: scroll ({first}-{last} of {total})").format(
+            hint += " · " + _("↑↓ PgUp PgDn: {first}-{last} of {total}").format(
                 first=offset + 1, last=offset + len(window), total=len(question.detail)
             )
     body = [*head, *window, *tail, fit(f"{p.dim}  {hint}{p.reset}", inner)]

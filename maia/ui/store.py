@@ -553,7 +553,8 @@ class UIStore:
         if not items and not note:
             self.menu = None
             return
-        previous = self.menu.current if self.menu is not None and self.menu.kind == kind else None
+        # the highlighted item stays when the same text is offered again (the file list came); typing resets it
+        previous = self.menu.current if force and self.menu is not None and self.menu.kind == kind else None
         menu = Menu(kind, start, end, items, note=note)
         if previous is not None and previous in items:
             menu.index = items.index(previous)

@@ -150,6 +150,7 @@ class TerminalUI:
         self._reasoning_shown = 0
         self._asked_at = 0.0
         self._last_key = 0.0
+        self._engaged = False  # a key went to the open question
         self._interrupted_at = -DOUBLE_CTRL_C
         self._waiting_since: float | None = None
         self._showing_wait = False
@@ -551,8 +552,9 @@ class TerminalUI:
 
     def _guarded(self, key: Key, now: float) -> bool:
         """A key that arrives while a question has just appeared, or while the user is still typing (less
-        than ``ANSWER_GUARD`` after the previous key), never answers it: it was typed for the draft."""
-        if self.store.mode not in ("ask", "confirm") or key.name == "KEY_CTRL_C":
+        than ``ANSWER_GUARD`` after the previous key), never answers it: it was typed for the draft. Once a
+        key went to the question (``a``, scrolling), the user is answering it: no guard."""
+        if self.store.mode not in ("ask", "confirm") or key.name == "KEY_CTRL_C" or self._engaged:
             return False
         return now - self._asked_at < ANSWER_GUARD or now - self._last_key < ANSWER_GUARD
 
@@ -570,6 +572,7 @@ class TerminalUI:
             if guarded:
                 self.store.type_ahead(key)
                 continue
+            self._engaged = self.store.mode in ("ask", "confirm")
             event = self.store.handle(key)
             if event is not None:
                 self._dispatch_event(event)
@@ -675,6 +678,7 @@ class TerminalUI:
             self.store.mode = "ask" if stop_allowed else "confirm"
             self.store.question = question
             self._asked_at = time.monotonic()
+            self._engaged = False
             previous_state = self._state
             self._set_state("approval")
             self._notify(_("Approval needed"), inert_line(message)[:200])
