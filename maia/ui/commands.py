@@ -31,7 +31,7 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
     rows += [
         ("!command", _("run a shell command; its output joins your next request")),
         ("@path", _("attach a file or folder")),
-        ("§skill", _("run a skill")),
+        ("§skill, /skill", _("run a skill")),
         ("&agent task", _("run a sub-agent now; its answer joins your next request")),
     ]
     lines = _columns(rows)

@@ -30,7 +30,7 @@ from maia.i18n import _
 from maia.signals import forget_signal, on_signal
 from maia.ui import metrics, render, style
 from maia.ui.inert import inert, inert_line
-from maia.ui.keys import Key, KeyReader
+from maia.ui.keys import PASTE, Key, KeyReader
 from maia.ui.live import Block, Lines, LiveAnswer
 from maia.ui.markdown import code_blocks, render_markdown
 from maia.ui.screen import Caps, Screen
@@ -149,7 +149,8 @@ class TerminalUI:
         self._reasoning: list[str] = []
         self._reasoning_shown = 0
         self._asked_at = 0.0
-        self._last_key = 0.0
+        self._typed_at = 0.0  # when text was last typed into the draft
+        self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
         self._engaged = False  # a key went to the open question
         self._interrupted_at = -DOUBLE_CTRL_C
         self._waiting_since: float | None = None
@@ -551,12 +552,13 @@ class TerminalUI:
                 self._dispatch_event(event)
 
     def _guarded(self, key: Key, now: float) -> bool:
-        """A key that arrives while a question has just appeared, or while the user is still typing (less
-        than ``ANSWER_GUARD`` after the previous key), never answers it: it was typed for the draft. Once a
-        key went to the question (``a``, scrolling), the user is answering it: no guard."""
-        if self.store.mode not in ("ask", "confirm") or key.name == "KEY_CTRL_C" or self._engaged:
+        """A question that pops up while a turn runs: a key that arrives less than ``ANSWER_GUARD`` after it
+        appeared, or while the user is still typing (less than that after the previous typed key), never
+        answers it: it was typed for the draft. Once a key went to the question (``a``, scrolling), the user
+        is answering it: no guard. Ctrl+C always reaches it (it refuses and stops)."""
+        if self.store.mode not in ("ask", "confirm") or not self._guard or key.name == "KEY_CTRL_C" or self._engaged:
             return False
-        return now - self._asked_at < ANSWER_GUARD or now - self._last_key < ANSWER_GUARD
+        return now - self._asked_at < ANSWER_GUARD or now - self._typed_at < ANSWER_GUARD
 
     def _handle_keys(self, keys: list[Key]) -> None:
         now = time.monotonic()
@@ -568,7 +570,8 @@ class TerminalUI:
                 self._on_resize()
                 continue
             guarded = self._guarded(key, now)
-            self._last_key = now
+            if (key.is_text or key.name == PASTE) and (guarded or self.store.mode in ("input", "busy")):
+                self._typed_at = now
             if guarded:
                 self.store.type_ahead(key)
                 continue
@@ -678,6 +681,7 @@ class TerminalUI:
             self.store.mode = "ask" if stop_allowed else "confirm"
             self.store.question = question
             self._asked_at = time.monotonic()
+            self._guard = previous == "busy"
             self._engaged = False
             previous_state = self._state
             self._set_state("approval")
@@ -754,6 +758,7 @@ class TerminalUI:
         """The model is working: spinner "Thinking" (after a few silent seconds, "Waiting for the model (N s)")."""
         self.store.status = _("Thinking") if thinking else self._tools_status
         self._waiting_since = time.monotonic() if thinking else None
+        self._showing_wait = False
         self._reasoning.clear()
         self._reasoning_shown = 0
         if thinking:
@@ -819,6 +824,7 @@ class TerminalUI:
 
     def on_text_end(self) -> None:
         """The answer is complete: what is left is rendered as Markdown into the log."""
+        self._flush_reasoning()
         self._end_stream()
         self.redraw()
 

@@ -281,6 +281,12 @@ class Terminal:
         self.screen.resize(rows, columns)
         self.child.setwinsize(rows, columns)
 
+    def hang_up(self) -> None:
+        """Close the terminal's side of the PTY, as a terminal window closing does. Through the pty object, so
+        that it knows: a raw ``os.close`` would leave it to close the same descriptor number again when it is
+        collected, by then another test's PTY."""
+        self.child.ptyproc.fileobj.close()
+
     def close(self) -> None:
         """End the child."""
         if self.child.isalive():

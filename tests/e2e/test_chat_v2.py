@@ -471,7 +471,7 @@ def test_load_filters_as_you_type_and_delete_confirms_with_enter(
     term.wait_for("Sessions to delete")
     term.send("\r")  # Enter confirms the highlighted session
     term.wait_for("Delete ")
-    term.answer("y")
+    term.send("y")  # a question the user asked for (no turn runs): answered at once
     term.wait_for("Deleted ")
     assert len(list((project / ".maia" / ".sessions").glob("*.json"))) == 1
 
@@ -578,7 +578,7 @@ def test_closing_the_terminal_at_a_question_ends_the_chat_and_frees_the_session(
     term.wait_for("Allow Write: x.txt?")
     assert not lock_is_free(project)
     pid = term.child.pid
-    os.close(term.child.child_fd)  # the terminal window closes
+    term.hang_up()  # the terminal window closes
     wait_gone(pid)
     assert lock_is_free(project) and not (project / "x.txt").exists()
     saved = next((project / ".maia" / ".sessions").glob("*.json")).read_text()
