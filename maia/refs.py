@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maia.globs import has_magic
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.shell import cut_middle
@@ -17,6 +18,7 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_PER_FILE = 50_000
 MAX_PER_INPUT = 150_000
 MAX_DIR_ENTRIES = 200
+MAX_GLOB_FILES = 50  # files one ``@glob`` attaches at most
 _TRAILING = ",.;:!?)]}>\"'"
 
 
@@ -38,7 +40,8 @@ class ResolvedRefs:
 
 
 def find_references(text: str, cwd: Path) -> list[Reference]:
-    """The ``@`` references of an input: ``@path``, ``@ path``, ``@'a b'``, ``@~/x``, ``@/abs``.
+    """The ``@`` references of an input: ``@path``, ``@ path``, ``@'a b'``, ``@"a b"``, ``@~/x``, ``@/abs``,
+    and globs (``@src/*.py``, ``@'docs/**/*.md'``).
 
     An ``@`` glued to a preceding word (an e-mail address) is not a reference.
     """
@@ -49,8 +52,8 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
             i += 1
             continue
         j = i + 1
-        if j < len(text) and text[j] == "'":
-            value, end = _quoted(text, j + 1)
+        if j < len(text) and text[j] in "'\"":
+            value, end = _quoted(text, j + 1, text[j])
             if value is not None:
                 found.append(Reference(text[i:end], value))
                 i = end
@@ -72,14 +75,14 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
     return found
 
 
-def _quoted(text: str, start: int) -> tuple[str | None, int]:
+def _quoted(text: str, start: int, quote: str = "'") -> tuple[str | None, int]:
     out: list[str] = []
     k = start
     while k < len(text):
-        if text.startswith("\\'", k):
-            out.append("'")
+        if text.startswith("\\" + quote, k):
+            out.append(quote)
             k += 2
-        elif text[k] == "'":
+        elif text[k] == quote:
             return "".join(out), k + 1
         else:
             out.append(text[k])
@@ -88,15 +91,44 @@ def _quoted(text: str, start: int) -> tuple[str | None, int]:
 
 
 def _existing_prefix(word: str, cwd: Path) -> str | None:
-    """The word, or the word without trailing punctuation, when it names something on disk."""
+    """The word, or the word without trailing punctuation, when it names something on disk (or is a glob
+    that matches a file)."""
     candidate = word
     while candidate:
-        if resolve_user_path(candidate, cwd).exists():
+        if resolve_user_path(candidate, cwd).exists() or (has_magic(candidate) and expand_glob(candidate, cwd, 1)[0]):
             return candidate
         if candidate[-1] not in _TRAILING:
             return None
         candidate = candidate[:-1]
     return None
+
+
+def expand_glob(pattern: str, cwd: Path, limit: int = MAX_GLOB_FILES) -> tuple[list[str], bool]:
+    """The files a glob names (ignore files honoured, path order), at most ``limit``, as typed (relative to
+    ``cwd`` unless the pattern is absolute or starts with ``~``); True when there are more."""
+    from maia.globs import glob_regex
+    from maia.search.engine import split_glob
+    from maia.search.ignore import walk
+
+    root, relative = split_glob(pattern, cwd)
+    if not relative or not root.is_dir():
+        return [], False
+    regex = glob_regex(relative)
+    found: list[str] = []
+    more = False
+    try:
+        for rel, _abs, _depth in walk(root):
+            if regex.fullmatch(rel):
+                if len(found) == limit:
+                    more = True
+                    break
+                found.append(rel)
+    except (OSError, ValueError):
+        return [], False
+    if root == cwd:
+        return found, more
+    base = pattern[: len(pattern) - len(relative)]  # the literal folder as the user typed it
+    return [base.rstrip("/") + "/" + rel for rel in found], more
 
 
 def looks_like_path(word: str) -> bool:
@@ -126,7 +158,7 @@ def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | 
     blocks: list[str] = []
     seen: set[str] = set()
     budget = MAX_PER_INPUT
-    for ref in find_references(text, cwd):
+    for ref in _expanded(find_references(text, cwd), cwd, result):
         path = resolve_user_path(ref.path, cwd)
         key = os.path.realpath(path)
         if key in seen:
@@ -187,3 +219,23 @@ def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | 
             + "\n".join(blocks)
         )
     return result
+
+
+def _expanded(refs: list[Reference], cwd: Path, result: ResolvedRefs) -> list[Reference]:
+    """Each glob reference replaced by the files it names (a warning when none, or too many)."""
+    out: list[Reference] = []
+    for ref in refs:
+        if not has_magic(ref.path) or resolve_user_path(ref.path, cwd).exists():
+            out.append(ref)
+            continue
+        files, more = expand_glob(ref.path, cwd)
+        if not files:
+            result.warnings.append(_("@{path}: no file matches.").format(path=ref.path))
+        elif more:
+            result.warnings.append(
+                _("@{path}: more than {count} files match; the first {count} are attached.").format(
+                    path=ref.path, count=len(files)
+                )
+            )
+        out.extend(Reference(ref.raw, file) for file in files)
+    return out

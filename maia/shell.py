@@ -12,7 +12,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -203,10 +203,13 @@ async def run_shell(
     max_chars: int = 1_000_000,
     separate_stderr: bool = False,
     sandbox: SandboxPolicy | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ShellResult:
     """Run ``command`` (a shell line, or an argv run without shell) in its own process group.
 
     stdout and stderr are merged in arrival order, unless ``separate_stderr`` keeps stderr apart.
+    ``on_output`` (optional) sees each block of output as it arrives (a front end's live view); a
+    failing callback is ignored, it never changes what the command does or returns.
     With ``sandbox``, the command runs under the sandbox launcher (``maia.sandbox``), which confines
     it and its descendants, never MAIA; when the sandbox cannot be applied nothing runs and the
     result says why (``failed_to_start``).
@@ -241,7 +244,7 @@ async def run_shell(
         finally:
             if status_write is not None:
                 os.close(status_write)  # the child holds its copy until exec (or exit)
-        return await _collect(process, timeout, max_chars, sandbox, status_fd)
+        return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
     finally:
         if status_fd is not None:
             os.close(status_fd)
@@ -253,6 +256,7 @@ async def _collect(
     max_chars: int,
     sandbox: SandboxPolicy | None,
     status_fd: int | None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ShellResult:
     """Read the output until the process ends (or the timeout kills its group) and describe the end."""
     capture = _HeadTail(max_chars * 4)  # bytes bound: a UTF-8 character is at most 4 bytes
@@ -262,6 +266,9 @@ async def _collect(
         if stream is not None:
             while block := await stream.read(65536):
                 sink.add(block)
+                if on_output is not None:
+                    with contextlib.suppress(Exception):  # a live view is cosmetic: never the command's failure
+                        on_output(block)
 
     async def read_all() -> None:
         await asyncio.gather(pump(process.stdout, capture), pump(process.stderr, errors))

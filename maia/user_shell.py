@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,10 +59,17 @@ BANG_HELP = (
 
 
 async def run_bang(
-    command: str, cwd: Path, env: dict[str, str] | None = None, sandbox: SandboxPolicy | None = None
+    command: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    sandbox: SandboxPolicy | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ShellResult:
-    """Run the command (2 minutes at most, 1,000,000 characters captured), sandboxed when a policy is given."""
-    return await run_shell(command, cwd, timeout=DEFAULT_TIMEOUT, env=env, max_chars=CAPTURE_LIMIT, sandbox=sandbox)
+    """Run the command (2 minutes at most, 1,000,000 characters captured), sandboxed when a policy is given;
+    ``on_output`` sees the output as it arrives."""
+    return await run_shell(
+        command, cwd, timeout=DEFAULT_TIMEOUT, env=env, max_chars=CAPTURE_LIMIT, sandbox=sandbox, on_output=on_output
+    )
 
 
 def preview(result: ShellResult) -> str:

@@ -217,5 +217,5 @@ def test_theme_setting(home: Path) -> None:
         load_settings(home, env={})
     assert str(info.value) == (
         f'{home / "settings.json"}: "Theme" must be one of "auto", "dark", "light", not "solarized"; '
-        "fix: \"auto\" (follow the terminal's background), \"dark\" or \"light\"."
+        'fix: "auto" (follow the terminal\'s background), "dark" or "light".'
     )

@@ -94,3 +94,41 @@ def test_folder_listing_is_capped_at_200(proj: Path) -> None:
     context = resolve_references("@many", proj).context
     assert context is not None
     assert "199.txt" in context and "200.txt" not in context and "[… 50 more entries]" in context
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ('read @"my folder/a b.txt" please', ["my folder/a b.txt"]),
+        ('read @"say \\"hi\\".txt"', ['say "hi".txt']),
+        ("all of @src/*.ts now", ["src/*.ts"]),
+        ("@'my folder/*.txt'", ["my folder/*.txt"]),
+        ("nothing in @src/*.py", ["src/*.py"]),
+    ],
+)
+def test_double_quotes_and_globs(proj: Path, text: str, paths: list[str]) -> None:
+    (proj / 'say "hi".txt').write_text("hi")
+    assert [r.path for r in find_references(text, proj)] == paths
+
+
+def test_a_glob_attaches_each_file_it_names(proj: Path) -> None:
+    (proj / "src" / "c.ts").write_text("export const c = 3;\n")
+    (proj / "src" / "skip.py").write_text("x = 1\n")
+    (proj / ".gitignore").write_text("src/ignored.ts\n")
+    (proj / "src" / "ignored.ts").write_text("secret\n")
+    result = resolve_references("compare @src/*.ts and @'my folder/*.txt'", proj)
+    assert result.attached == ["src/a.ts", "src/c.ts", "my folder/a b.txt"]  # ignored files left out
+    assert result.context is not None and "export const c = 3;" in result.context and "secret" not in result.context
+    assert resolve_references("see @src/*.py", proj).attached == ["src/skip.py"]
+    missing = resolve_references("see @src/*.rs", proj)
+    assert missing.attached == [] and missing.warnings == ["@src/*.rs: no file matches."]
+
+
+def test_a_glob_attaches_at_most_fifty_files(proj: Path) -> None:
+    many = proj / "many"
+    many.mkdir()
+    for n in range(60):
+        (many / f"f{n:02}.txt").write_text(f"file {n}")
+    result = resolve_references("@many/*.txt", proj)
+    assert len(result.attached) == 50 and result.attached[0] == "many/f00.txt"
+    assert result.warnings == ["@many/*.txt: more than 50 files match; the first 50 are attached."]

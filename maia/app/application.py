@@ -611,11 +611,12 @@ class Application:
         """Add context to the next request (a ``!`` command's output, piped input, a sub-agent's summary)."""
         self.agent.pending_context.append(context)
 
-    async def run_bang(self, command: str) -> ShellResult:
-        """Run a ``!`` command in the launch folder; its output joins the next request."""
+    async def run_bang(self, command: str, on_output: Callable[[bytes], None] | None = None) -> ShellResult:
+        """Run a ``!`` command in the launch folder (``on_output`` sees its output live); its output joins the
+        next request."""
         from maia.user_shell import context_for, run_bang
 
-        result = await run_bang(command, self.options.launch, sandbox=self.sandbox)
+        result = await run_bang(command, self.options.launch, sandbox=self.sandbox, on_output=on_output)
         self.attach(context_for(command, result))
         return result
 

@@ -106,6 +106,16 @@ def preload_in_background() -> threading.Thread:
     return thread
 
 
+def ready() -> bool:
+    """Whether the encoder is built (counting is then exact and costs no wait)."""
+    return _encoding is not None
+
+
+def estimate_text(text: str) -> int:
+    """A rough count (about four characters a token), for the moments before the encoder is ready."""
+    return (len(text) + 3) // 4
+
+
 def count_text(text: str) -> int:
     """Tokens of a text; a text that looks like a special token counts as plain text."""
     if not text:
@@ -134,17 +144,31 @@ def block_text(block: ContentBlock) -> str:
 
 
 class TokenCounter:
-    """Counts a context (§13.1) and remembers every block's count, so a recount costs lookups only."""
+    """Counts a context (§13.1) and remembers every block's count, so a recount costs lookups only.
 
-    def __init__(self, count: Callable[[str], int] = count_text) -> None:
+    With ``ready`` (a front end that must not wait for the encoder: the chat), texts are estimated while
+    ``ready()`` is false, and estimates are never remembered; :attr:`estimated` says a count was one.
+    """
+
+    def __init__(self, count: Callable[[str], int] = count_text, ready: Callable[[], bool] | None = None) -> None:
+        self._ready = ready
+        self.estimated = False  # the last count used an estimate
         self._count = count
         self._blocks: dict[int, tuple[weakref.ref[Any], int]] = {}
         self._texts: dict[str, int] = {}
         self._system: tuple[str, int] = ("", 0)
         self._tools: tuple[str, int] = ("[]", -1)
 
+    def _estimating(self) -> bool:
+        if self._ready is None or self._ready():
+            return False
+        self.estimated = True
+        return True
+
     def text(self, text: str) -> int:
         """Tokens of a text, remembered (pending context, system prompt)."""
+        if self._estimating():
+            return estimate_text(text)
         cached = self._texts.get(text)
         if cached is None:
             cached = self._count(text)
@@ -159,6 +183,8 @@ class TokenCounter:
         entry = self._blocks.get(key)
         if entry is not None and entry[0]() is block:
             return entry[1]
+        if self._estimating():
+            return estimate_text(block_text(block))
         value = self._count(block_text(block))
         blocks = self._blocks
 
@@ -174,6 +200,8 @@ class TokenCounter:
 
     def system(self, system: str) -> int:
         """The system prompt (last value remembered)."""
+        if self._estimating():
+            return estimate_text(system)
         if self._system[0] != system or (system and not self._system[1]):
             self._system = (system, self._count(system) if system else 0)
         return self._system[1]
@@ -181,6 +209,8 @@ class TokenCounter:
     def tools(self, tools: Sequence[ToolSpec]) -> int:
         """The tool definitions (last value remembered)."""
         text = tools_json(tools)
+        if self._estimating():
+            return estimate_text(text) if tools else 0
         if self._tools[0] != text or self._tools[1] < 0:
             self._tools = (text, self._count(text) if tools else 0)
         return self._tools[1]
@@ -189,6 +219,7 @@ class TokenCounter:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), pending: Sequence[str] = ()
     ) -> int:
         """``count_context_tokens``: system + tools + Σ(4 + blocks) + pending texts."""
+        self.estimated = False
         total = self.system(system) + self.tools(tools)
         total += sum(self.message(m) for m in messages)
         total += sum(self.text(p) for p in pending)

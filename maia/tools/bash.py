@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from maia.contracts import ToolContext
@@ -39,9 +40,21 @@ class BashTool(BuiltinTool):
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the command; the last line tells how it ended."""
         command = require_str(tool_input, "command", _("the command line to run"))
-        result = await run_shell(
-            command, ctx.cwd, timeout=DEFAULT_TIMEOUT, env=ctx.env, max_chars=MAX_OUTPUT * 4, sandbox=ctx.sandbox
+        # a front end that shows a running command live offers ``watch_command`` (the chat); others do not
+        watch = getattr(ctx.ui, "watch_command", None)
+        live: contextlib.AbstractContextManager[Callable[[bytes], None] | None] = (
+            watch(command) if callable(watch) else contextlib.nullcontext()
         )
+        with live as on_output:
+            result = await run_shell(
+                command,
+                ctx.cwd,
+                timeout=DEFAULT_TIMEOUT,
+                env=ctx.env,
+                max_chars=MAX_OUTPUT * 4,
+                sandbox=ctx.sandbox,
+                on_output=on_output,
+            )
         output, _cut = cut_middle(result.output, MAX_OUTPUT)
         output = result.with_note(output)  # a sandbox refusal: the model is told to ask the user
         status = result.describe(DEFAULT_TIMEOUT)

@@ -13,6 +13,7 @@ from maia.ui.style import palette
 
 FULL_WIDTH = 58
 MEDIUM_WIDTH = 25
+FULL_HEIGHT = 30  # the 16-row image from this height; below, the image at half size (one screen on 80×24)
 FONT = {  # 5×7 pixel letters
     "M": ["10001", "11011", "10101", "10101", "10001", "10001", "10001"],
     "a": ["00000", "00000", "01110", "00001", "01111", "10001", "01111"],
@@ -36,9 +37,28 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return int(colour[0:2], 16), int(colour[2:4], 16), int(colour[4:6], 16)
 
 
-def image_lines() -> list[str]:
-    """The image in half blocks: each character shows two pixels (▀ top colour, background bottom)."""
+def _mean(colours: list[str]) -> str:
+    """The average of ``rrggbb`` colours ("" is transparent: it wins when it is half of them or more)."""
+    solid = [c for c in colours if c]
+    if len(solid) * 2 <= len(colours):
+        return ""
+    channels = [_rgb(c) for c in solid]
+    return "".join(f"{round(sum(c[i] for c in channels) / len(channels)):02x}" for i in range(3))
+
+
+@functools.lru_cache(maxsize=1)
+def half_rows() -> list[list[str]]:
+    """The image at half size (16×16): each pixel the average of four."""
     rows = image_rows()
+    return [
+        [_mean([rows[y][x], rows[y][x + 1], rows[y + 1][x], rows[y + 1][x + 1]]) for x in range(0, len(rows[y]), 2)]
+        for y in range(0, len(rows), 2)
+    ]
+
+
+def image_lines(half: bool = False) -> list[str]:
+    """The image in half blocks: each character shows two pixels (▀ top colour, background bottom)."""
+    rows = half_rows() if half else image_rows()
     p = palette()
     lines = []
     for y in range(0, len(rows), 2):
@@ -83,13 +103,14 @@ def title_lines(word: str = "Maia") -> list[str]:
     return lines
 
 
-def banner_lines(width: int) -> list[str]:
-    """The banner for a terminal ``width`` columns wide: full from 58, without the image from 25, else a frame."""
+def banner_lines(width: int, height: int = FULL_HEIGHT) -> list[str]:
+    """The banner for a terminal ``width`` columns wide: full from 58 (the image at half size below 30 rows),
+    without the image from 25, else a frame."""
     green, pink = taglines()
     p = palette()
     green_colour, pink_colour = p.green, p.pink
     if width >= FULL_WIDTH and p.colors:  # without colours the image would be a grey blot
-        image = image_lines()
+        image = image_lines(half=height < FULL_HEIGHT)
         title = title_lines()
         top = (len(image) - len(title)) // 2
         lines = []

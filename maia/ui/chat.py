@@ -2,6 +2,10 @@
 
 Start-up (banner, model, application), the conversation loop, the slash-command registry, the
 countdown before a retry. Everything the conversation does is the application's.
+
+The banner and the input box are drawn before the application's stack is imported: keys typed
+meanwhile wait in the box, and the tokenizer loads in the background (the bar shows an estimate
+until it is ready), so the first request is handled as soon as the application is up.
 """
 
 from __future__ import annotations
@@ -9,29 +13,31 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from maia.app.application import Application, AppOptions, StartReport
-from maia.app.approvals import ApprovalMode
-from maia.app.prepare import AgentCall, Bang, Invalid, Prompt, SkillList, Slash
-from maia.app.retry import Wait
-from maia.codec import SavedSession
 from maia.config import Settings
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.conversation import Compaction
 from maia.errors import MaiaError, ProviderError
 from maia.i18n import _
-from maia.sessions import SessionBusy, SessionError, SessionInfo
 from maia.signals import on_terminating_signals
 from maia.ui.banner import banner_lines
-from maia.ui.commands import ChatRegistry, default_registry
+from maia.ui.commands import ChatCompleter, ChatRegistry, default_registry
 from maia.ui.store import EndOfInput, History, Interrupt
 from maia.ui.term import TerminalUI
-from maia.user_shell import BANG_HELP, preview
+
+if TYPE_CHECKING:
+    from maia.app.application import Application, StartReport
+    from maia.app.approvals import ApprovalMode
+    from maia.app.prepare import AgentCall
+    from maia.app.retry import Wait
+    from maia.codec import SavedSession
+    from maia.contracts import Message
+    from maia.conversation import Compaction
+    from maia.sessions import SessionInfo
 
 ASK_BEFORE_WAIT = 15 * 60
+MODE_CYCLE: dict[str, ApprovalMode] = {"ask": "edits", "edits": "plan", "plan": "ask"}
 
 
 @dataclass(slots=True)
@@ -47,6 +53,14 @@ class ChatOptions:
     prompt: str | None = None  # the first request (`maia "fix the test"`)
 
 
+@dataclass(slots=True)
+class StartDetails:
+    """What start-up found, kept for ``/status`` (the screen shows one summary line)."""
+
+    lines: list[str] = field(default_factory=list)
+    context: str = ""  # the maximum context and where it came from
+
+
 class ChatApp:
     """One chat in the terminal."""
 
@@ -59,6 +73,8 @@ class ChatApp:
         self.exit_code = 0
         self._chooser_cancelled = False
         self._current: asyncio.Task[Any] | None = None
+        self.details = StartDetails()
+        self._counting: asyncio.Task[None] | None = None
 
     @property
     def settings(self) -> Settings:
@@ -74,7 +90,7 @@ class ChatApp:
     # --- start-up ---------------------------------------------------------------------------------
 
     async def choose_model(self, current: str | None = None) -> str | None:
-        """A model chosen in LiteLLM's list (the current one preselected); None when cancelled."""
+        """A model chosen in LiteLLM's list (the current one highlighted, type to filter); None when cancelled."""
         from maia.provider.models import list_models
 
         self.ui.set_status(_("Loading the models"))
@@ -88,28 +104,37 @@ class ChatApp:
         if not models:
             self.ui.fail(_("LiteLLM offers no model ({url}).").format(url=self.settings.models_url))
             return None
-        chosen = await self.ui.select(_("Choose the model"), [m.name for m in models])
+        names = [m.name for m in models]
+        initial = names.index(current) if current in names else 0
+        chosen = await self.ui.select(_("Choose the model"), names, initial=initial, filterable=True)
         if chosen.index is None:
             self._chooser_cancelled = True
             return None
-        return models[chosen.index].name
+        return names[chosen.index]
 
     async def start(self) -> bool:
         """Banner, model, application, the session to carry on; False when the chat cannot start."""
-        self.ui.print_lines(banner_lines(self.ui.width))
-        self.ui.info(_("Working folder: {path}").format(path=self.options.launch))
+        self.ui.print_lines(banner_lines(self.ui.width, self.ui.height))
         for warning in self.settings.warnings:
             self.ui.warn(warning)
+        self.ui.redraw()
+        await asyncio.sleep(0)  # the banner and the box are on screen before the stack is imported
+        from maia.context import tokens
+
+        tokens.preload_in_background()
         model = self.options.model
         if model is None:
             model = await self.choose_model()
             if model is None:
-                if self._chooser_cancelled:
+                if self._chooser_cancelled and not self.ui.closed:
                     self.ui.info(_("No model chosen: nothing to do."))
                 else:
                     self.exit_code = 1
                 return False
             self.remember_model(model)
+        from maia.app.application import Application, AppOptions
+        from maia.context.tokens import TokenCounter
+
         self._app = Application(
             AppOptions(
                 launch=self.options.launch,
@@ -119,12 +144,16 @@ class ChatApp:
                 origin="chat",
             ),
             self.ui,
+            counter=TokenCounter(ready=tokens.ready),
         )
         await self._app.start()
         self._app.conversation.on_compacted = self.on_compacted
-        self.ui.info(_("Model: {model}").format(model=model))
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
-        self.announce(self._app.report)
+        self.ui.on_cycle_mode = self.cycle_mode
+        self.ui.store.completer = ChatCompleter(self)
+        self.announce(self._app.report, startup=True)
+        self.ui.info(self.summary())
+        self.watch_mcp()
         if self.options.resume or self.options.continue_last:
             try:
                 picked = self._app.pick_session(resume=self.options.resume, continue_last=self.options.continue_last)
@@ -143,8 +172,41 @@ class ChatApp:
                 if not await self.open_session(picked.session):
                     self.exit_code = 1
                     return False
-        asyncio.get_running_loop().create_task(self.announce_context_size())
+        asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
         return True
+
+    def summary(self) -> str:
+        """The one start-up line: model, folder, what was loaded (details on /status)."""
+        app = self.app
+        loadout = app.conversation.loadout
+        parts = [app.model, str(self.options.launch)]
+        rules = sum(len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny) for s in loadout.rules.sources)
+        parts.append(_("no permission rules") if not rules else _("{count} permission rules").format(count=rules))
+        if loadout.context_file is not None:
+            parts.append(loadout.context_file.path.name)
+        if app.skills:
+            parts.append(_("{count} skills").format(count=len(app.skills)))
+        if app.agents:
+            parts.append(_("{count} sub-agents").format(count=len(app.agents)))
+        mcp = app.mcp
+        if mcp is not None and mcp.servers():
+            servers = mcp.servers()
+            ok = sum(1 for s in servers if s.state == "ok")
+            parts.append(_("MCP {ok}/{total}").format(ok=ok, total=len(servers)))
+        return " · ".join(parts) + " · " + _("/status for details")
+
+    def watch_mcp(self) -> None:
+        """A short mark on the bar while an MCP server is down."""
+        source = self.app.mcp
+        if source is None:
+            return
+
+        def refresh() -> None:
+            failing = source.failing()
+            self.ui.set_marks(_("MCP down: {names}").format(names=", ".join(failing)) if failing else "")
+
+        source.subscribe(refresh)
+        refresh()
 
     def remember_model(self, model: str) -> None:
         """The model chosen in the list is kept in ./.maia/config.json (its other keys kept)."""
@@ -168,6 +230,8 @@ class ChatApp:
 
     async def open_session(self, saved: SavedSession) -> bool:
         """Load a session; when another MAIA has it open, offer to carry on a copy instead."""
+        from maia.sessions import SessionBusy
+
         if saved.name == self.app.sessions.current_file:
             self.ui.info(_("The session {name} is the one open here.").format(name=saved.name))
             return False
@@ -186,8 +250,9 @@ class ChatApp:
         return True
 
     def set_mode(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode and say what it means."""
+        """Switch the approval mode, show it on the bar and say what it means."""
         self.app.set_mode(mode)
+        self.ui.set_approval_mode(mode)
         text = {
             "ask": _("Mode ask: calls that no rule allows ask first."),
             "edits": _("Mode edits: file edits inside the launch folder are made without asking; commands still ask."),
@@ -195,21 +260,33 @@ class ChatApp:
         }[mode]
         self.ui.info(text)
 
-    def announce(self, report: StartReport) -> None:
-        """Show what starting (or reloading) found."""
-        for text in report.infos:
-            self.ui.info(text)
-        for text in report.notices + report.warnings:
+    def cycle_mode(self) -> None:
+        """Shift+Tab: ask → edits → plan → ask."""
+        if self._app is not None:
+            self.set_mode(MODE_CYCLE.get(self.app.mode, "ask"))
+
+    def announce(self, report: StartReport, startup: bool = False) -> None:
+        """Show what starting (or reloading) found; at start-up the details wait for /status."""
+        if startup:
+            self.details.lines = [*report.infos, *report.notices]
+        else:
+            for text in report.infos:
+                self.ui.info(text)
+        for text in report.warnings if startup else report.notices + report.warnings:
             self.ui.warn(text)
 
-    async def announce_context_size(self) -> None:
-        """Ask the current model's context size and show it on the bar."""
+    async def announce_context_size(self, quiet: bool = False) -> None:
+        """Ask the current model's context size and show it on the bar (and in the log unless ``quiet``)."""
         size = await self.app.context_size()
         if size.tokens:
-            self.ui.info(
-                _("Maximum context: {tokens} tokens ({source}).").format(tokens=f"{size.tokens:,}", source=size.source)
+            text = _("Maximum context: {tokens} tokens ({source}).").format(
+                tokens=f"{size.tokens:,}", source=size.source
             )
+            self.details.context = text
+            if not quiet:
+                self.ui.info(text)
         elif size.warning:
+            self.details.context = size.warning
             self.ui.warn(size.warning)
         self.ui.set_context(maximum=size.tokens)
 
@@ -231,21 +308,41 @@ class ChatApp:
         )
 
     async def recount(self) -> None:
-        """Count the context off the event loop (the encoder loads on first use) and update the bar."""
-        if self._app is not None:
-            self.ui.set_context(await asyncio.to_thread(self.app.conversation.context_tokens))
+        """Count the context off the event loop and update the bar; while the tokenizer loads, an estimate,
+        and the exact count follows as soon as it is ready."""
+        if self._app is None:
+            return
+        conversation = self.app.conversation
+        tokens = await asyncio.to_thread(conversation.context_tokens)
+        estimated = conversation.counter is not None and conversation.counter.estimated
+        self.ui.set_context(tokens, estimated=estimated)
+        if estimated and self._counting is None:
+            self._counting = asyncio.get_running_loop().create_task(self._count_when_ready())
+
+    async def _count_when_ready(self) -> None:
+        from maia.context import tokens
+
+        await asyncio.to_thread(tokens.encoding)
+        self._counting = None
+        await self.recount()
+
+    def cost(self) -> float | None:
+        """What the requests of this chat cost so far (LiteLLM's ``x-litellm-response-cost``), if known."""
+        costs = [u.cost for u in self.app.agent.usage if u.cost is not None] if self._app is not None else []
+        return sum(costs) if costs else None
 
     # --- loop -------------------------------------------------------------------------------------
 
     async def run(self) -> int:
-        """The conversation loop until /exit, Ctrl+D, Ctrl+C at the prompt, or a terminating signal."""
+        """The conversation loop until /exit, Ctrl+D, Ctrl+C at the prompt, a terminating signal or the
+        terminal closing."""
         remove_handlers = on_terminating_signals(self._on_signal)
         try:
             if not await self.start():
                 return self.exit_code
             if self.options.prompt and self.options.prompt.strip():
                 await self.handle(self.options.prompt)
-            while not self.exiting:
+            while not self.exiting and not self.ui.closed:
                 await self.recount()
                 event = await self.cancellable(self.ui.read_input())
                 if event is None or isinstance(event, Interrupt | EndOfInput):
@@ -262,6 +359,7 @@ class ChatApp:
 
     def _on_signal(self) -> None:
         self.exiting = True
+        self.ui.close_input()  # a question or a list open now is cancelled
         if self._current is not None:
             self._current.cancel()
 
@@ -289,6 +387,8 @@ class ChatApp:
 
     def save(self, announce: bool = False) -> None:
         """Save the session (only when it changed, never an empty one)."""
+        from maia.sessions import SessionError
+
         if self._app is None:
             return
         try:
@@ -302,6 +402,8 @@ class ChatApp:
 
     async def save_off_loop(self) -> None:
         """Save after a turn in a thread: a long session's serialisation never freezes the screen."""
+        from maia.sessions import SessionError
+
         if self._app is None:
             return
         try:
@@ -309,8 +411,15 @@ class ChatApp:
         except (SessionError, OSError) as error:
             self.ui.fail(_("The session could not be saved: {error}").format(error=error))
 
+    def skill_named(self, name: str) -> str | None:
+        """The loaded skill called ``name`` (case-insensitive): skills also run as ``/name``."""
+        lowered = name.lower()
+        return next((n for n in self.app.skills if n.lower() == lowered), None)
+
     async def handle(self, text: str) -> None:
         """``!``, ``§``, ``/``, then a prompt with ``@`` references (§5.5)."""
+        from maia.app.prepare import AgentCall, Bang, Invalid, Prompt, SkillList, Slash
+
         prepared = self.app.prepare(text)
         if isinstance(prepared, Bang):
             await self.run_bang(prepared.command)
@@ -323,6 +432,10 @@ class ChatApp:
             command = self.registry.get(prepared.name)
             if command is None and prepared.name.startswith("mcp__"):
                 await self.run_mcp_prompt(text, prepared.name, prepared.args)
+                return
+            skill = self.skill_named(prepared.name) if command is None else None
+            if skill is not None:  # "/name args" runs the skill, as "§name args" does
+                await self.handle(f"§{skill} {prepared.args}".rstrip())
                 return
             if command is None:
                 self.ui.fail(_("Unknown command: /{name} (/help lists them).").format(name=prepared.name))
@@ -345,14 +458,17 @@ class ChatApp:
             await self.turn(prepared.text)
 
     async def run_bang(self, command: str | None) -> None:
-        """Run a ``!`` command; its output joins the next request."""
+        """Run a ``!`` command (its output shown live while it runs); its output joins the next request."""
+        from maia.user_shell import BANG_HELP, preview
+
         if command is None:
             self.ui.info(BANG_HELP)
             return
         self.ui.show_user(f"!{command}")
         self.ui.set_busy(True, _("Running {command}").format(command=command))
         try:
-            result = await self.cancellable(self.app.run_bang(command))
+            with self.ui.watch_command(command) as on_output:
+                result = await self.cancellable(self.app.run_bang(command, on_output))
         finally:
             self.ui.set_busy(False)
         if result is None:
@@ -440,6 +556,7 @@ class ChatApp:
             if result is None:
                 if self.ui.store.live_text:
                     self.ui.on_text_end()  # what the user saw stays on screen
+                self.ui.requeue()  # messages queued for after this turn come back into the box, unsent
                 if self.app.conversation.marker() != before:  # judged by what the conversation holds now
                     self.ui.warn(
                         _("Interrupted: what the model said and the tool calls it finished are kept; it is told.")
@@ -448,8 +565,9 @@ class ChatApp:
                     self.ui.warn(
                         _("Interrupted: the conversation is back as it was before this request, which is in the input.")
                     )
-                    if not self.ui.store.input.text.strip():
-                        self.ui.store.input.set(text)  # nothing lost: the request can be sent again
+                    draft = self.ui.store.input.text
+                    if text not in draft:  # nothing lost: the request can be sent again
+                        self.ui.store.input.set(text + ("\n" + draft if draft.strip() else ""))
             elif result == "stopped":
                 self.ui.info(_("Iteration stopped."))
             elif result == "max_iterations":
@@ -502,6 +620,8 @@ class ChatApp:
 
     def replay(self, messages: list[Message], start_context: str | None) -> None:
         """Show a loaded conversation as it was shown live: summaries of calls, results in call order."""
+        from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
+
         if start_context:
             self.ui.info(_("Starting context (summary):"))
             self.ui.show_markdown(start_context)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from maia.app.slash import SlashCommand, SlashRegistry
 from maia.errors import MaiaError, ProviderError
 from maia.i18n import _, ngettext
+from maia.ui.complete import FileIndex, Item, fuzzy, quote_path
 
 if TYPE_CHECKING:
     from maia.ui.chat import ChatApp
@@ -30,14 +31,36 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
     rows += [
         ("!command", _("run a shell command; its output joins your next request")),
         ("@path", _("attach a file or folder")),
-        ("§skill", _("run a skill")),
+        ("§skill, /skill", _("run a skill")),
         ("&agent task", _("run a sub-agent now; its answer joins your next request")),
     ]
     lines = _columns(rows)
     skills = chat.app.skills
     if skills:
         lines.append(_("Skills: {names}").format(names=", ".join(sorted(skills))))
-    lines.append(_("Keys: Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ history · Ctrl+C interrupt or quit"))
+    lines.append(_("Keys:"))
+    lines.extend(
+        "  " + line
+        for line in _columns(
+            [
+                (_("Enter"), _("send (while a turn runs: queue, sent when it ends; ↑ edits it, Esc drops it)")),
+                (_("Alt+Enter, Ctrl+J"), _("new line")),
+                (_("Esc, Ctrl+C"), _("interrupt the turn; Ctrl+C also clears the input, or quits when it is empty")),
+                (_("Ctrl+D"), _("quit (on an empty input)")),
+                (_("Shift+Tab"), _("approval mode: ask → edits → plan")),
+                (_("/ and @ , Tab"), _("complete a command, a skill, a file")),
+                (_("↑/↓, Ctrl+R"), _("history (by line in a text of several lines), search it")),
+                (
+                    _("Ctrl+K, Ctrl+U, Ctrl+W"),
+                    _("delete to the end, to the start, the word before; Ctrl+Y puts it back"),
+                ),
+                (_("Alt+B/F, Ctrl+←/→"), _("move by word; Alt+Backspace deletes a word")),
+                (_("Ctrl+O"), _("show or hide the model's reasoning")),
+                (_("Ctrl+L, Ctrl+Z"), _("redraw; suspend (fg to come back)")),
+                (_("at a question"), _("y yes · n no · a always (project or session) · s stop · PgUp/PgDn scroll")),
+            ]
+        )
+    )
     chat.ui.info("\n".join(lines))
 
 
@@ -142,7 +165,7 @@ async def cmd_load(chat: ChatApp, args: str) -> None:
             chat.ui.info(_("No other saved session."))
             return
         labels = [chat.session_label(i) for i in infos]
-        chosen = await chat.ui.select(_("Load a session"), labels)
+        chosen = await chat.ui.select(_("Load a session (type to filter)"), labels, filterable=True)
         if chosen.index is None:
             return
         name = infos[chosen.index].name
@@ -171,7 +194,7 @@ async def cmd_delete(chat: ChatApp, args: str) -> None:
         chat.ui.info(_("No other saved session."))
         return
     chosen = await chat.ui.select(
-        _("Sessions to delete (Space: check · Enter or Delete: confirm)"),
+        _("Sessions to delete (Space: check · Enter: confirm)"),
         [chat.session_label(i) for i in infos],
         multi=True,
     )
@@ -364,6 +387,66 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
     )
 
 
+async def cmd_status(chat: ChatApp, args: str) -> None:
+    """/status: model, context, session, mode, cost; what start-up loaded; MCP servers' health."""
+    app = chat.app
+    store = chat.ui.store
+    cost = chat.cost()
+    used = _("{tokens} tokens").format(tokens=f"{store.context_tokens:,}")
+    if store.context_max:
+        used = _("{tokens} / {maximum} tokens ({percent}%)").format(
+            tokens=f"{store.context_tokens:,}",
+            maximum=f"{store.context_max:,}",
+            percent=round(100 * store.context_tokens / store.context_max),
+        )
+    rows = [
+        (_("Model:"), app.model),
+        (_("Context:"), used + (" " + _("(estimated)") if store.context_estimated else "")),
+        (_("Session:"), app.sessions.current_file or app.sessions.name or _("not saved")),
+        (_("Mode:"), app.mode),
+        (_("Cost so far:"), f"${cost:.4f}" if cost is not None else _("unknown (the proxy sends no cost)")),
+        (_("Folder:"), str(chat.options.launch)),
+    ]
+    lines = _columns(rows)
+    if chat.details.context:
+        lines.append(chat.details.context)
+    lines.extend(chat.details.lines)
+    source = app.mcp
+    for status in source.servers() if source is not None else []:
+        state = {"ok": _("OK, {count} tools").format(count=status.tools)}.get(status.state, status.state)
+        cause = f" ({status.cause})" if status.state == "fail" and status.cause else ""
+        lines.append(_("MCP server {name}: {state}{cause}").format(name=status.name, state=state, cause=cause))
+    from maia.sandbox.policy import sandbox_mode, status_lines
+
+    lines.extend(status_lines(app.sandbox, chosen=sandbox_mode(chat.settings)[1])[:1])
+    chat.ui.info("\n".join(lines))
+
+
+async def cmd_copy(chat: ChatApp, args: str) -> None:
+    """/copy [N]: the last answer, or its Nth code block, to the clipboard (OSC 52)."""
+    block: int | None = None
+    if args.strip():
+        try:
+            block = int(args)
+        except ValueError:
+            chat.ui.fail(_("Give the number of a code block: /copy 2."))
+            return
+    copied = chat.ui.copy_answer(block)
+    if copied is None:
+        if not chat.ui.last_answer:
+            chat.ui.fail(_("No answer to copy yet."))
+        elif block is not None:
+            chat.ui.fail(_("The last answer has no code block {number}.").format(number=block))
+        else:
+            chat.ui.fail(_("This terminal does not take text for the clipboard."))
+        return
+    chat.ui.info(
+        ngettext(
+            "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(copied)
+        ).format(count=len(copied))
+    )
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -393,6 +476,8 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("createAgent", _("create a sub-agent from the commented template"), cmd_create_agent, "NAME"),
         SlashCommand("mcp", _("the MCP servers (OK/FAIL), their prompts and resources"), cmd_mcp, "[reconnect [NAME]]"),
         SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
+        SlashCommand("status", _("model, context, session, mode, cost, what was loaded, MCP health"), cmd_status),
+        SlashCommand("copy", _("copy the last answer (or its Nth code block) to the clipboard"), cmd_copy, "[N]"),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]
 
@@ -403,3 +488,52 @@ def default_registry() -> ChatRegistry:
     for command in core_commands():
         registry.add(command)
     return registry
+
+
+class ChatCompleter:
+    """What ``/`` and ``@`` offer in the chat: commands, skills and MCP prompts; the launch folder's files."""
+
+    def __init__(self, chat: ChatApp) -> None:
+        self.chat = chat
+        self.index = FileIndex(chat.options.launch, on_ready=self._files_ready)
+
+    def _files_ready(self) -> None:
+        store = self.chat.ui.store
+        store.refresh_menu(force=True)
+        self.chat.ui.redraw()
+
+    def slash(self, prefix: str) -> list[Item]:
+        """Commands (an exact name first), then skills, then MCP prompts, whose name starts with ``prefix``."""
+        lowered = prefix.lower()
+        commands = sorted(self.chat.registry.matching(prefix), key=lambda c: c.name.lower() != lowered)
+        items = [
+            Item(
+                f"/{c.name}" + (f" {c.usage}" if c.usage else ""),
+                f"/{c.name}" + (" " if c.usage else ""),
+                c.summary,
+                submit=not c.usage or c.usage.startswith("["),
+            )
+            for c in commands
+        ]
+        app = self.chat._app
+        if app is None:
+            return items
+        for name, skill in sorted(app.skills.items()):
+            if name.lower().startswith(lowered) and self.chat.registry.get(name) is None:
+                items.append(Item(f"/{name}", f"/{name} ", _("skill: {text}").format(text=skill.description)))
+        source = app.mcp
+        for prompt in source.prompts() if source is not None else []:
+            if prompt.command.lower().startswith(lowered):
+                items.append(Item(f"/{prompt.command}", f"/{prompt.command} ", prompt.description))
+        return items
+
+    def files(self, query: str) -> tuple[list[Item], str]:
+        """Files and folders of the launch folder matching ``query`` (fuzzy); a note while they are listed."""
+        listing = self.index.get()
+        if listing is None:
+            return [], _("listing files…")
+        items = []
+        for path in fuzzy(listing, query):
+            folder = path.endswith("/")
+            items.append(Item(path, "@" + quote_path(path) + ("" if folder else " "), _("folder") if folder else ""))
+        return items, "" if items else _("no file matches")

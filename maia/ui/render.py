@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from maia.context.bar import BarModel, bar_model
 from maia.i18n import _
+from maia.ui.complete import Menu
 from maia.ui.metrics import layout, length, terminal, truncate, wrap
-from maia.ui.store import UIStore
+from maia.ui.store import Question, UIStore
 from maia.ui.style import palette
 
 ARROW3 = ("▹▹▹▹▹", "▸▹▹▹▹", "▹▸▹▹▹", "▹▹▸▹▹", "▹▹▹▸▹", "▹▹▹▹▸")
@@ -130,15 +131,36 @@ def approval_lines(detail: str, kind: str | None, width: int) -> list[str]:
     return lines
 
 
-def bar_line(tokens: int, maximum: int | None, width: int) -> str:
-    """The context bar, right-aligned: coloured squares then the label."""
+def bar_line(tokens: int, maximum: int | None, width: int, left: str = "", estimated: bool = False) -> str:
+    """The context bar, right-aligned: coloured squares then the label; ``left`` (already styled) at the left.
+
+    ``estimated``: the count is a rough one until the tokenizer is ready (shown with ``~``).
+    """
     p = palette()
-    model: BarModel = bar_model(tokens, maximum, width - 1)
+    room = width - 1 - (length(left) + 2 if left else 0)
+    model: BarModel = bar_model(tokens, maximum, max(10, room - (1 if estimated else 0)))
     colour = p.bar[model.level]
+    label = ("~" if estimated else "") + model.label
     squares = f"{colour}{'■' * model.filled}{p.dim}{'■' * (model.squares - model.filled)}{p.reset}"
-    text = f"{squares} {p.dim}{model.label}{p.reset}" if model.squares else f"{p.dim}{model.label}{p.reset}"
+    text = f"{squares} {p.dim}{label}{p.reset}" if model.squares else f"{p.dim}{label}{p.reset}"
+    if left and length(left) + 2 + length(text) <= width - 1:
+        pad = max(2, width - 1 - length(left) - length(text))
+        return fit(left + " " * pad + text, width - 1)
     pad = max(0, width - 1 - length(text))
     return fit(" " * pad + text, width - 1)
+
+
+def bar_left(approval_mode: str, marks: str) -> str:
+    """The left of the bar: the approval mode (not shown for ``ask``) and short warnings."""
+    p = palette()
+    parts = []
+    if approval_mode == "edits":
+        parts.append(f"{p.yellow}⏵⏵ {_('edits allowed')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
+    elif approval_mode == "plan":
+        parts.append(f"{p.info}⏸ {_('plan mode')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
+    if marks:
+        parts.append(f"{p.error}{marks}{p.reset}")
+    return "  ".join(parts)
 
 
 def status_summary(
@@ -147,8 +169,9 @@ def status_summary(
     maximum: int | None,
     session: str | None,
     cost: float | None,
+    mode: str | None = None,
 ) -> str:
-    """The ``/status`` line: model, context used, session, cost so far (plain text, for an INFO message)."""
+    """The ``/status`` line: model, context used, session, approval mode, cost so far (plain text)."""
     parts = [_("Model: {model}").format(model=model or _("none"))]
     if maximum:
         parts.append(
@@ -159,16 +182,19 @@ def status_summary(
     else:
         parts.append(_("context: {tokens} tokens").format(tokens=f"{tokens:,}"))
     parts.append(_("session: {name}").format(name=session or _("not saved")))
+    if mode is not None:
+        parts.append(_("mode: {mode}").format(mode=mode))
     parts.append(_("cost: {cost}").format(cost=f"${cost:.4f}" if cost is not None else _("unknown")))
     return " · ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The bottom area: its lines and where the cursor goes (None: hidden)."""
+    """The bottom area: its lines, where the cursor goes (None: hidden), and the rows a question's detail had."""
 
     lines: list[str]
     cursor: tuple[int, int] | None
+    detail_room: int = 0
 
 
 def input_rows(text: str, cursor: int, width: int) -> tuple[list[str], tuple[int, int]]:
@@ -198,8 +224,99 @@ def _window(rows: list[str], cursor_row: int, room: int) -> tuple[list[str], int
     return rows[top : top + room], cursor_row - top
 
 
+def choices_text(question: Question) -> str:
+    """``(y/n)``, ``(y/n/s=stop)``, ``(y/n/a/s=stop)``: the answers a question takes."""
+    if not question.stop_allowed:
+        return "(y/n)"
+    return "(y/n/a/s=stop)" if question.rules else "(y/n/s=stop)"
+
+
+def question_lines(question: Question, inner: int, room: int) -> tuple[list[str], int]:
+    """A question in the box: text, the detail's window, the engine's doubt, the keys; rows the detail got."""
+    p = palette()
+    head = badge("ask", f"{question.text} {choices_text(question)}", inner)
+    if question.detail and len(head) > 2:
+        head = [*head[:1], fit(f"{p.dim}{'  …'}{p.reset}", inner)]  # the detail below says it all
+    tail: list[str] = []
+    if question.reason:
+        tail.extend(fit(f"  {p.yellow}{line}{p.reset}", inner) for line in wrap(question.reason, max(10, inner - 2)))
+    if question.stage == "rules":
+        rules = ", ".join(question.rules)
+        tail.append(fit(f"  {p.bold}{_('Always allow {rules}').format(rules=rules)}{p.reset}", inner))
+        hint = _("p: in this project (./.maia/settings.local.json) · s: for this session only · Esc: back")
+    else:
+        keys = [_("y yes"), _("n no")]
+        if question.rules:
+            keys.append(_("a always…"))
+        if question.stop_allowed:
+            keys.append(_("s stop"))
+        hint = " · ".join(keys)
+    detail_room = 0
+    window: list[str] = []
+    if question.detail:
+        detail_room = max(1, room - len(head) - len(tail) - 1)
+        offset = max(0, min(question.offset, len(question.detail) - detail_room))
+        window = question.detail[offset : offset + detail_room]
+        if len(question.detail) > detail_room:
+            hint += " · " + _("↑↓ PgUp PgDn: {first}-{last} of {total}").format(
+                first=offset + 1, last=offset + len(window), total=len(question.detail)
+            )
+    body = [*head, *window, *tail, fit(f"{p.dim}  {hint}{p.reset}", inner)]
+    if len(body) > room:  # a tiny terminal: the question and the keys first
+        body = [*head[: max(1, room - 1)], body[-1]][:room]
+    return body, detail_room
+
+
+def selection_lines(store: UIStore, inner: int, room: int) -> list[str]:
+    """A list in the box: its title, the filter, the window of choices, the keys."""
+    p = palette()
+    selection = store.selection
+    assert selection is not None
+    body = badge("ask", selection.title, inner)[:1]
+    if selection.filterable:
+        shown = f"{selection.query}▏" if selection.query else f"{p.dim}{_('type to filter')}{p.reset}"
+        body.append(fit(f"  {_('Filter:')} {shown}", inner))
+    for index, choice in selection.visible():
+        mark = "❯" if index == selection.index else " "
+        real = selection.shown[index]
+        box = ("[x] " if real in selection.checked else "[ ] ") if store.mode == "multiselect" else ""
+        colour = p.green if index == selection.index else ""
+        body.append(fit(f"{colour}{mark} {box}{choice}{p.reset}", inner))
+    if not selection.shown:
+        body.append(fit(f"  {p.dim}{_('(nothing matches)')}{p.reset}", inner))
+    hint = (
+        _("↑/↓ move · Space check · Enter confirm · Esc cancel")
+        if store.mode == "multiselect"
+        else _("↑/↓ move · Enter choose · Esc cancel")
+    )
+    body.append(fit(f"{p.dim}{hint}{p.reset}", inner))
+    return body[: max(1, room)]
+
+
+def menu_lines(menu: Menu, inner: int) -> list[str]:
+    """The completion menu under the box: the window of items, the highlighted one marked."""
+    p = palette()
+    if not menu.items:
+        return [fit(f"  {p.dim}{menu.note}{p.reset}", inner)] if menu.note else []
+    widest = max(length(item.label) for _n, item in menu.visible())
+    column = min(max(12, widest + 2), max(12, inner // 2))
+    lines = []
+    for index, item in menu.visible():
+        label = item.label if length(item.label) < column else truncate(item.label, column - 2) + "…"
+        label = label + " " * max(1, column - length(label))
+        if index == menu.index:
+            lines.append(fit(f"{p.green}❯ {label}{p.reset}{p.dim}{item.note}{p.reset}", inner))
+        else:
+            lines.append(fit(f"  {label}{p.dim}{item.note}{p.reset}", inner))
+    if len(menu.items) > len(lines):
+        more = _("{count} more · Tab: complete · Esc: close").format(count=len(menu.items) - len(lines))
+        lines.append(fit(f"  {p.dim}{more}{p.reset}", inner))
+    return lines
+
+
 def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
-    """Live answer rows, status line, input box (or question, list), context bar; never taller than ``height - 1``."""
+    """Live answer rows, command output, status line, input box (or question, list), menu, context bar;
+    never taller than ``height - 1``."""
     p = palette()
     width = max(10, width)
     limit = max(5, height - 1)
@@ -209,50 +326,62 @@ def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
     status = ""
     if store.status:
         status = fit(f"{p.yellow}{DOTS10[tick % len(DOTS10)]} {store.status}{p.reset}", inner)
+    menu = menu_lines(store.menu, inner) if store.menu is not None and store.mode in ("input", "busy") else []
+    menu = menu[: max(0, limit - 6)]
+    progress = store.progress_rows[-max(0, limit - 6 - len(menu)) :] if limit - 6 - len(menu) > 0 else []
     body: list[str] = []
     cursor: tuple[int, int] | None = None
-    room = limit - 4  # status, two borders, bar
+    room = max(1, limit - 4 - len(menu) - len(progress))  # status, two borders, bar
+    detail_room = 0
+    if store.mode in ("input", "busy") and store.search is not None:
+        search = store.search
+        failed = f" {p.error}{_('(no match)')}{p.reset}" if search.failed else ""
+        body.append(fit(f"{p.dim}{_('history search:')}{p.reset} {search.query}▏{failed}", inner))
+    if busy and store.queued:
+        for text in store.queued[-3:]:
+            first = text.strip().split("\n")[0]
+            body.append(fit(f"{p.dim}⏎ {_('queued:')} {first}{p.reset}", inner))
+        if len(store.queued) > 3:
+            body.append(fit(f"{p.dim}  {_('and {count} more').format(count=len(store.queued) - 3)}{p.reset}", inner))
+        body.append(fit(f"{p.dim}  {_('sent when the turn ends · ↑: edit · Esc: drop')}{p.reset}", inner))
     if store.mode == "input":
         spinner = ARROW3[tick % len(ARROW3)]
-        if not store.input.text:
+        if not store.input.text and store.search is None:
             body.append(fit(f"{p.green}{spinner}{p.reset} {p.dim}{_(store.placeholder)}{p.reset}", inner))
-            cursor = (0, INPUT_PREFIX)
+            cursor = (len(body) - 1, INPUT_PREFIX)
         else:
+            top = len(body)
             rows, (row, column) = input_rows(store.input.text, store.input.cursor, inner - INPUT_PREFIX - 1)
-            rows, row = _window(rows, row, room)
+            rows, row = _window(rows, row, max(1, room - top))
             for n, text in enumerate(rows):
                 lead = f"{p.green}{spinner}{p.reset} " if n == 0 else " " * INPUT_PREFIX
                 body.append(fit(lead + text, inner))
-            cursor = (row, INPUT_PREFIX + column)
+            cursor = (top + row, INPUT_PREFIX + column)
     elif busy and store.input.text:
         rows, (row, _column) = input_rows(store.input.text, store.input.cursor, inner - INPUT_PREFIX - 1)
-        rows, _row = _window(rows, row, room)
+        rows, _row = _window(rows, row, max(1, room - len(body)))
         body.extend(fit(f"{p.dim}{'…' if n == 0 else ' '}     {text}{p.reset}", inner) for n, text in enumerate(rows))
     elif busy:
-        body.append(fit(f"{p.dim}{_('Working — Ctrl+C: interrupt')}{p.reset}", inner))
-    elif store.mode in ("ask", "confirm"):
-        choices = "(y/n/s=stop)" if store.stop_allowed else "(y/n)"
-        lines = badge("ask", f"{store.question} {choices}", inner)
-        if len(lines) > room:
-            lines = [*lines[: room - 1], f"{p.dim}{_('… (the whole question is printed above)')}{p.reset}"]
+        hint = _("Working — Esc or Ctrl+C: interrupt · type ahead, Enter queues")
+        body.append(fit(f"{p.dim}{hint}{p.reset}", inner))
+    elif store.mode in ("ask", "confirm") and store.question is not None:
+        lines, detail_room = question_lines(store.question, inner, room)
         body.extend(lines)
     elif store.selection is not None:
-        body.extend(badge("ask", store.selection.title, inner)[:1])
-        for index, choice in store.selection.visible():
-            mark = "❯" if index == store.selection.index else " "
-            box = ("[x] " if index in store.selection.checked else "[ ] ") if store.mode == "multiselect" else ""
-            colour = p.green if index == store.selection.index else ""
-            body.append(fit(f"{colour}{mark} {box}{choice}{p.reset}", inner))
-        hint = (
-            _("↑/↓ move · Space check · Delete confirm · Esc cancel")
-            if store.mode == "multiselect"
-            else _("↑/↓ move · Enter choose · Esc cancel")
-        )
-        body.append(fit(f"{p.dim}{hint}{p.reset}", inner))
-        body = body[: max(1, room)]
-    live_room = max(0, limit - 4 - len(body))
+        body.extend(selection_lines(store, inner, room))
+    body = body[: max(1, room)]
+    if cursor is not None and cursor[0] >= len(body):
+        cursor = None
+    live_room = max(0, limit - 4 - len(body) - len(menu) - len(progress))
     live = [fit(row, inner) for row in store.live_rows[len(store.live_rows) - live_room :]] if live_room else []
-    lines = [*live, status, border, *body, border, bar_line(store.context_tokens, store.context_max, width)]
+    bar = bar_line(
+        store.context_tokens,
+        store.context_max,
+        width,
+        bar_left(store.approval_mode, store.marks),
+        store.context_estimated,
+    )
+    lines = [*live, *progress, status, border, *body, border, *menu, bar]
     if cursor is not None:
-        cursor = (len(live) + 2 + cursor[0], cursor[1])
-    return Frame(lines, cursor)
+        cursor = (len(live) + len(progress) + 2 + cursor[0], cursor[1])
+    return Frame(lines, cursor, detail_room)

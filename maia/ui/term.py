@@ -10,13 +10,17 @@ from outside (the model, tools, files, servers, session files, the user) is made
 from __future__ import annotations
 
 import asyncio
+import codecs
 import collections
 import concurrent.futures
 import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+import termios
+import time
+import tty
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal, TextIO
@@ -26,11 +30,23 @@ from maia.i18n import _
 from maia.signals import forget_signal, on_signal
 from maia.ui import metrics, render, style
 from maia.ui.inert import inert, inert_line
-from maia.ui.keys import Key, KeyReader
+from maia.ui.keys import PASTE, Key, KeyReader
 from maia.ui.live import Block, Lines, LiveAnswer
 from maia.ui.markdown import code_blocks, render_markdown
 from maia.ui.screen import Caps, Screen
-from maia.ui.store import Answer, Chosen, EndOfInput, Event, History, Interrupt, Selection, Submit, UIStore
+from maia.ui.store import (
+    Action,
+    Answer,
+    Chosen,
+    EndOfInput,
+    Event,
+    History,
+    Interrupt,
+    Question,
+    Selection,
+    Submit,
+    UIStore,
+)
 from maia.ui.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notification, probe
 
 if TYPE_CHECKING:
@@ -39,8 +55,33 @@ if TYPE_CHECKING:
 BUSY_TICK = 0.125  # the "Thinking" spinner
 IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing happens
 STREAM_FRAME = 0.03  # streamed text is drawn at most this often
+ANSWER_GUARD = 0.4  # a key this soon after a question appears, or after the previous key, never answers it
+DOUBLE_CTRL_C = 1.5  # a Ctrl+C this soon after one that interrupted a turn does not quit
+WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
+PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
+PROGRESS_LINES = 4  # last lines of a running command's output shown
+ANSWERED_DETAIL = 12  # rows of a question's detail kept in the log with its answer
 ThemeSetting = Literal["auto", "dark", "light"]
 State = Literal["idle", "thinking", "approval"]
+
+
+@dataclass(slots=True)
+class _Watch:
+    """A command running: its text, when it started, the end of its output."""
+
+    command: str
+    started: float
+    tail: str = ""
+    decoder: codecs.IncrementalDecoder = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
+
+    def feed(self, data: bytes) -> None:
+        """Keep the last few kilobytes of output."""
+        self.tail = (self.tail + self.decoder.decode(data))[-4096:]
+
+    def last_lines(self, count: int) -> list[str]:
+        """The last ``count`` non-empty lines (a progress bar's carriage returns: its last state)."""
+        lines = [line.rsplit("\r", 1)[-1] for line in self.tail.split("\n")]
+        return [line for line in lines if line.strip()][-count:]
 
 
 @dataclass(slots=True)
@@ -102,6 +143,20 @@ class TerminalUI:
         self.launch: Path | None = None
         self._plain_state: dict[str, object] = {}
         self._reading = False
+        self.closed = False  # no more keys will come (the terminal closed, or MAIA is ending)
+        self.on_cycle_mode: Callable[[], None] | None = None  # Shift+Tab
+        self.show_reasoning = False  # Ctrl+O
+        self._reasoning: list[str] = []
+        self._reasoning_shown = 0
+        self._asked_at = 0.0
+        self._typed_at = 0.0  # when text was last typed into the draft
+        self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
+        self._engaged = False  # a key went to the open question
+        self._interrupted_at = -DOUBLE_CTRL_C
+        self._waiting_since: float | None = None
+        self._showing_wait = False
+        self._approval: Approval | None = None
+        self._watches: list[_Watch] = []
 
     # --- life cycle -------------------------------------------------------------------------------
 
@@ -134,6 +189,9 @@ class TerminalUI:
         typed = term.flushinp()  # keys typed while the terminal was being asked
         loop.add_reader(self._fd, self._on_readable)
         on_signal(signal.SIGWINCH, self._on_resize)
+        if hasattr(signal, "SIGTSTP"):
+            on_signal(signal.SIGTSTP, self.suspend)
+            on_signal(signal.SIGCONT, self._on_continue)
         self._ticker = loop.create_task(self._tick_loop())
         self._renderer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maia-markdown")
         self._started = True
@@ -172,6 +230,9 @@ class TerminalUI:
         loop = asyncio.get_event_loop()
         loop.remove_reader(self._fd)
         forget_signal(signal.SIGWINCH)
+        if hasattr(signal, "SIGTSTP"):
+            forget_signal(signal.SIGTSTP)
+            forget_signal(signal.SIGCONT)
         if self._ticker is not None:
             self._ticker.cancel()
         if self._redraw_handle is not None:
@@ -191,6 +252,11 @@ class TerminalUI:
         """Columns of the terminal."""
         return self._width
 
+    @property
+    def height(self) -> int:
+        """Rows of the terminal."""
+        return self._height
+
     def _write(self, text: str) -> None:
         if self._gone or not text:
             return
@@ -202,7 +268,11 @@ class TerminalUI:
 
     def _frame(self) -> render.Frame:
         self.store.live_rows = self._live_rows()
-        return render.frame(self.store, self._width, self._height, self._tick)
+        self.store.progress_rows = self._progress_rows() if self._watches else []
+        frame = render.frame(self.store, self._width, self._height, self._tick)
+        if self.store.question is not None:
+            self.store.question.room = max(1, frame.detail_room)
+        return frame
 
     def _live_rows(self) -> list[str]:
         rows: list[str] = []
@@ -254,19 +324,31 @@ class TerminalUI:
         if status and status != plain.get("status"):
             out.append(f"… {status}\r\n")
         plain["status"] = status
-        if store.mode in ("ask", "confirm") and plain.get("question") != store.question:
-            choices = "(y/n/s=stop)" if store.stop_allowed else "(y/n)"
-            out.append(f"ASK {store.question} {choices} ".replace("\n", "\r\n"))
-        plain["question"] = store.question if store.mode in ("ask", "confirm") else ""
+        question = store.question if store.mode in ("ask", "confirm") else None
+        asked = (question.text, question.stage) if question is not None else None
+        if question is not None and plain.get("question") != asked:
+            lines = list(question.detail) if question.stage == "answer" else []
+            if question.reason and question.stage == "answer":
+                lines.append(question.reason)
+            if question.stage == "rules":
+                lines.append(
+                    _("Always allow {rules}: p this project · s this session · Esc back").format(
+                        rules=", ".join(question.rules)
+                    )
+                )
+            lines.append(f"ASK {question.text} {render.choices_text(question)} ")
+            out.append("\r\n".join(lines).replace("\n", "\r\n"))
+        plain["question"] = asked
         selection = store.selection
         if selection is not None:
-            key = (selection.title, selection.index, tuple(sorted(selection.checked)))
+            key = (selection.title, selection.index, tuple(sorted(selection.checked)), selection.query)
             if plain.get("selection") is None:
                 out.append(selection.title + "\r\n")
                 out.extend(f"  {choice}\r\n" for choice in selection.choices)
             if plain.get("selection") != key:
-                box = "[x] " if selection.index in selection.checked else ""
-                out.append(f"❯ {box}{selection.choices[selection.index] if selection.choices else ''}\r\n")
+                current = selection.current
+                box = "[x] " if current in selection.checked else ""
+                out.append(f"❯ {box}{selection.choices[current] if current is not None else ''}\r\n")
             plain["selection"] = key
         else:
             plain["selection"] = None
@@ -385,12 +467,24 @@ class TerminalUI:
         self.store.status = inert_line(text)
         self.redraw()
 
-    def set_context(self, tokens: int | None = None, maximum: int | None = -1) -> None:
-        """Update the context bar."""
+    def set_context(self, tokens: int | None = None, maximum: int | None = -1, estimated: bool | None = None) -> None:
+        """Update the context bar (``estimated``: a rough count until the tokenizer is ready)."""
         if tokens is not None:
             self.store.context_tokens = tokens
         if maximum != -1:
             self.store.context_max = maximum
+        if estimated is not None:
+            self.store.context_estimated = estimated
+        self.redraw()
+
+    def set_approval_mode(self, mode: str) -> None:
+        """The approval mode shown on the bar (nothing for ``ask``)."""
+        self.store.approval_mode = mode
+        self.redraw()
+
+    def set_marks(self, marks: str) -> None:
+        """Short warnings at the left of the bar (an MCP server down); "" for none."""
+        self.store.marks = inert_line(marks)
         self.redraw()
 
     def set_busy(self, busy: bool, status: str = "") -> None:
@@ -400,8 +494,18 @@ class TerminalUI:
         self.store.status = inert_line(status)
         self._set_state("thinking" if busy else "idle")
         if was_busy and not busy:
+            self._waiting_since = None
             self._notify(_("Your turn"), _("MAIA has finished."))
         self.redraw()
+
+    def requeue(self) -> None:
+        """After an interruption: the queued messages go back into the box (not sent), before the draft."""
+        store = self.store
+        if store.queued:
+            parts = [*store.queued, *([store.input.text] if store.input.text.strip() else [])]
+            store.queued.clear()
+            store.input.set("\n".join(parts))
+            self.redraw()
 
     # --- input ------------------------------------------------------------------------------------
 
@@ -412,14 +516,21 @@ class TerminalUI:
             return
         except OSError:
             data = b""
-        if not data:
-            self._dispatch_event(EndOfInput())
+        if not data:  # end of file or EIO: the terminal is gone
             if self._loop is not None:
                 self._loop.remove_reader(self._fd)
+            self.close_input()
             return
         assert self.reader is not None
         self._handle_keys(self.reader.feed(data))
         self._arm_escape()
+
+    def close_input(self) -> None:
+        """No more keys will come (the terminal closed, or a signal asks MAIA to end): whatever waits for the
+        user is cancelled (a question is refused and stops the turn, a list is cancelled, the prompt ends)."""
+        self.closed = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(EndOfInput())
 
     def _arm_escape(self) -> None:
         if self._esc_timer is not None:
@@ -440,7 +551,17 @@ class TerminalUI:
             if event is not None:
                 self._dispatch_event(event)
 
+    def _guarded(self, key: Key, now: float) -> bool:
+        """A question that pops up while a turn runs: a key that arrives less than ``ANSWER_GUARD`` after it
+        appeared, or while the user is still typing (less than that after the previous typed key), never
+        answers it: it was typed for the draft. Once a key went to the question (``a``, scrolling), the user
+        is answering it: no guard. Ctrl+C always reaches it (it refuses and stops)."""
+        if self.store.mode not in ("ask", "confirm") or not self._guard or key.name == "KEY_CTRL_C" or self._engaged:
+            return False
+        return now - self._asked_at < ANSWER_GUARD or now - self._typed_at < ANSWER_GUARD
+
     def _handle_keys(self, keys: list[Key]) -> None:
+        now = time.monotonic()
         for key in keys:
             if key.name in ("FOCUS_IN", "FOCUS_OUT"):
                 self._focused = key.name == "FOCUS_IN"
@@ -448,42 +569,80 @@ class TerminalUI:
             if key.name == "RESIZE_EVENT":
                 self._on_resize()
                 continue
+            guarded = self._guarded(key, now)
+            if (key.is_text or key.name == PASTE) and (guarded or self.store.mode in ("input", "busy")):
+                self._typed_at = now
+            if guarded:
+                self.store.type_ahead(key)
+                continue
+            self._engaged = self.store.mode in ("ask", "confirm")
             event = self.store.handle(key)
             if event is not None:
                 self._dispatch_event(event)
         self.redraw()
 
     def _dispatch_event(self, event: Event) -> None:
+        if isinstance(event, Action):
+            self._act(event)
+            return
         if isinstance(event, Interrupt) and self.store.mode == "busy":
+            self._interrupted_at = time.monotonic()
             if self.on_interrupt is not None:
                 self.on_interrupt()
             return
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(event)
         else:
-            self._events.append(event)  # typed ahead (e.g. while the context is being counted)
+            self._events.append(event)  # typed ahead (e.g. while the chat is still starting)
 
-    async def _wait_event(self) -> Event:
-        if self._events:
-            return self._events.popleft()
-        self._waiter = asyncio.get_running_loop().create_future()
-        try:
-            return await self._waiter
-        finally:
-            self._waiter = None
+    def _act(self, action: Action) -> None:
+        """Keys that act at once: Shift+Tab, Ctrl+O, Ctrl+L, Ctrl+Z."""
+        if action.name == "mode":
+            if self.on_cycle_mode is not None:
+                self.on_cycle_mode()
+        elif action.name == "reasoning":
+            self.toggle_reasoning()
+        elif action.name == "redraw":
+            self.redraw(force=True)
+        elif action.name == "suspend":
+            self.suspend()
+
+    async def _wait_event(self, kinds: tuple[type, ...]) -> Event:
+        """The next event of one of ``kinds`` (others typed ahead stay queued); EndOfInput once input is closed."""
+        for event in list(self._events):
+            if isinstance(event, kinds):
+                self._events.remove(event)
+                return event
+        if self.closed:
+            return EndOfInput()
+        while True:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                event = await self._waiter
+            finally:
+                self._waiter = None
+            if isinstance(event, (*kinds, EndOfInput)):
+                return event
+            self._events.append(event)
 
     async def read_input(self) -> Submit | Interrupt | EndOfInput:
-        """Wait for the user's next input (Enter), Ctrl+C or Ctrl+D."""
+        """Wait for the user's next input (Enter), Ctrl+C or Ctrl+D; a message queued during the turn first."""
         self.store.mode = "input"
         self.store.status = ""
         self._set_state("idle")
+        if self.store.queued:
+            text = self.store.queued.pop(0)
+            self.redraw()
+            return Submit(text)
         self._reading = True
         self.redraw()
         try:
             while True:
-                event = await self._wait_event()
-                if isinstance(event, Submit | Interrupt | EndOfInput):
-                    return event
+                event = await self._wait_event((Submit, Interrupt, EndOfInput))
+                if isinstance(event, Interrupt) and time.monotonic() - self._interrupted_at < DOUBLE_CTRL_C:
+                    continue  # the second Ctrl+C of an interruption: not a request to quit
+                assert isinstance(event, Submit | Interrupt | EndOfInput)
+                return event
         finally:
             self._reading = False
             self.redraw()
@@ -491,74 +650,103 @@ class TerminalUI:
     def _question_room(self) -> int:
         return max(1, self._height - 1 - 4)
 
-    async def _question(self, message: str, stop_allowed: bool) -> AskAnswer:
+    def _detail_rows(self, approval: Approval | None) -> list[str]:
+        detail = getattr(approval, "detail", None)
+        if not isinstance(detail, str) or not detail:
+            return []
+        kind = getattr(approval, "detail_kind", None)
+        return render.approval_lines(inert(detail), kind if isinstance(kind, str) else None, self._width - 1)
+
+    async def _question(self, message: str, stop_allowed: bool, approval: Approval | None = None) -> AskAnswer:
         message = inert(message)
         async with self._question_lock:  # one question at a time (parallel tools, sub-agents)
             self._end_stream()
             previous = self.store.mode
-            choices = "(y/n/s=stop)" if stop_allowed else "(y/n)"
-            if len(render.badge("ask", f"{message} {choices}", self._width - 1)) > self._question_room():
-                self.print_lines(render.badge("ask", message, self._width - 1))  # all of it, in the scrollback
+            reason = getattr(approval, "reason", None)
+            rules = getattr(approval, "rules", ()) or ()
+            question = Question(
+                message,
+                stop_allowed,
+                detail=self._detail_rows(approval),
+                reason=inert(reason) if isinstance(reason, str) and reason else "",
+                rules=tuple(inert_line(str(r)) for r in rules) if stop_allowed else (),
+            )
+            if not question.detail:
+                head = render.badge("ask", f"{message} {render.choices_text(question)}", self._width - 1)
+                if len(head) > self._question_room() - 2:
+                    self.print_lines(render.badge("ask", message, self._width - 1))  # all of it, in the scrollback
+            for stale in [e for e in self._events if isinstance(e, Answer | Chosen)]:
+                self._events.remove(stale)  # keys from before the question never answer it
+            self._approval = approval
             self.store.mode = "ask" if stop_allowed else "confirm"
-            self.store.question = message
-            self.store.stop_allowed = stop_allowed
+            self.store.question = question
+            self._asked_at = time.monotonic()
+            self._guard = previous == "busy"
+            self._engaged = False
             previous_state = self._state
             self._set_state("approval")
             self._notify(_("Approval needed"), inert_line(message)[:200])
             self.redraw()
             try:
-                while True:
-                    event = await self._wait_event()
-                    if isinstance(event, Answer):
-                        break
-                    if isinstance(event, Interrupt):
-                        event = Answer("no")
-                        break
+                event = await self._wait_event((Answer, Interrupt))
             finally:
                 self.store.mode = previous
-                self.store.question = ""
+                self.store.question = None
+                self._approval = None
                 self._set_state(previous_state)
-            label = {"yes": _("yes"), "no": _("no"), "stop": _("stop")}[event.value]
-            p = style.palette()
-            body = metrics.wrap(f"{message}: {label}", self._width - 3)
-            self.print_lines([f"{p.green}◆{p.reset} {body[0]}", *[f"  {line}" for line in body[1:]]])
-            return event.value
+            # the terminal closed, or MAIA is asked to end: refused, and the turn stops
+            value: AskAnswer = event.value if isinstance(event, Answer) else "stop" if stop_allowed else "no"
+            self._answered(question, value)
+            return value
+
+    def _answered(self, question: Question, value: AskAnswer) -> None:
+        """The question and its answer in the log (with the start of what it was about)."""
+        p = style.palette()
+        labels = {
+            "yes": _("yes"),
+            "no": _("no"),
+            "stop": _("stop"),
+            "always": _("yes, always in this project ({rules})"),
+            "always-session": _("yes, always in this session ({rules})"),
+        }
+        label = labels[value].format(rules=", ".join(question.rules))
+        lines = list(question.detail[:ANSWERED_DETAIL])
+        if len(question.detail) > ANSWERED_DETAIL:
+            more = len(question.detail) - ANSWERED_DETAIL
+            lines.append(f"  {p.dim}{_('… [{count} more lines]').format(count=more)}{p.reset}")
+        body = metrics.wrap(f"{question.text}: {label}", self._width - 3)
+        colour = p.green if value in ("yes", "always", "always-session") else p.error
+        self.print_lines([*lines, f"{colour}◆{p.reset} {body[0]}", *[f"  {line}" for line in body[1:]]])
 
     async def confirm(self, message: str) -> bool:
         """A yes/no question in the input box (y/o = yes; n/Esc = no; Enter alone is ignored)."""
         return await self._question(message, False) == "yes"
 
     async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
-        """A permission question: yes, no or stop; it shows the exact text it is given, inert.
+        """A permission question: yes, no, stop, or always (this project or this session) when the approval
+        offers rules; it shows the exact text it is given, inert.
 
-        ``approval`` (the application layer's ``Approval``: ``detail``, ``detail_kind``, ``reason``)
-        prints the whole command or diff in the log first, inert, with the reason the engine asked.
+        ``approval`` (the application layer's ``Approval``: ``detail``, ``detail_kind``, ``reason``,
+        ``rules``) puts the whole command or diff in the question, scrollable, with the engine's doubt.
         """
-        detail = getattr(approval, "detail", None)
-        reason = getattr(approval, "reason", None)
-        if isinstance(detail, str) and detail:
-            kind = getattr(approval, "detail_kind", None)
-            kind = kind if isinstance(kind, str) else None
-            self.print_lines(render.approval_lines(inert(detail), kind, self._width - 1))
-        if isinstance(reason, str) and reason:
-            self.info(reason)
-        return await self._question(message, True)
+        return await self._question(message, True, approval)
 
-    async def select(self, title: str, choices: list[str], multi: bool = False) -> Chosen:
-        """A list in the input box (10-line window): one choice, or several with Space and Delete."""
+    async def select(
+        self, title: str, choices: list[str], multi: bool = False, *, initial: int = 0, filterable: bool = False
+    ) -> Chosen:
+        """A list in the input box (10-line window): one choice, or several with Space and Enter; typing
+        filters a ``filterable`` list; ``initial`` is highlighted first."""
         async with self._question_lock:
             self._end_stream()
             previous = self.store.mode
             self.store.mode = "multiselect" if multi else "select"
-            self.store.selection = Selection(inert_line(title), [inert_line(c) for c in choices])
+            self.store.selection = Selection(
+                inert_line(title), [inert_line(c) for c in choices], index=initial, filterable=filterable
+            )
             self.redraw()
             try:
-                while True:
-                    event = await self._wait_event()
-                    if isinstance(event, Chosen):
-                        return event
-                    if isinstance(event, Interrupt):
-                        return Chosen()
+                event = await self._wait_event((Chosen, Interrupt))
+                return event if isinstance(event, Chosen) else Chosen()
             finally:
                 self.store.mode = previous
                 self.store.selection = None
@@ -567,11 +755,34 @@ class TerminalUI:
     # --- AgentUI ----------------------------------------------------------------------------------
 
     def on_thinking(self, thinking: bool) -> None:
-        """The model is working: spinner "Thinking"."""
+        """The model is working: spinner "Thinking" (after a few silent seconds, "Waiting for the model (N s)")."""
         self.store.status = _("Thinking") if thinking else self._tools_status
+        self._waiting_since = time.monotonic() if thinking else None
+        self._showing_wait = False
+        self._reasoning.clear()
+        self._reasoning_shown = 0
         if thinking:
             self._live_base, self._live_chars = self.store.context_tokens, 0
+        self._set_title()
         self.redraw()
+
+    def _heard_from_model(self) -> None:
+        """Something arrived from the model: it is not silent any more."""
+        self._waiting_since = None
+        if self._showing_wait:
+            self._showing_wait = False
+            self.store.status = _("Thinking")
+            self._set_title()
+
+    def _waiting_label(self, seconds: int) -> str:
+        return _("Waiting for the model ({seconds} s)").format(seconds=seconds)
+
+    def _waiting_seconds(self) -> int | None:
+        """Seconds without a word from the model, once there have been ``WAIT_NOTICE`` of them."""
+        if self._waiting_since is None or self.store.mode != "busy":
+            return None
+        seconds = int(time.monotonic() - self._waiting_since)
+        return seconds if seconds >= WAIT_NOTICE else None
 
     def _live_room(self) -> int:
         if not self.caps.redraw:
@@ -582,6 +793,8 @@ class TerminalUI:
         """Stream the answer: finished blocks go to the log, the rest is live; the bar follows (§13.3)."""
         if not text:
             return
+        self._heard_from_model()
+        self._flush_reasoning()
         if self._live is None:
             self._live = LiveAnswer(self._width - 1, self._live_room())
         self.store.live_text = text  # non-empty while an answer streams
@@ -611,17 +824,60 @@ class TerminalUI:
 
     def on_text_end(self) -> None:
         """The answer is complete: what is left is rendered as Markdown into the log."""
+        self._flush_reasoning()
         self._end_stream()
         self.redraw()
 
     def on_reasoning(self, text: str) -> None:
-        """Reasoning is not shown; the spinner says the model is thinking."""
-        if self.store.status != _("Thinking (reasoning)"):
-            self.store.status = _("Thinking (reasoning)")
+        """The model's reasoning: the spinner says so; shown dim in the log while Ctrl+O has it on."""
+        self._heard_from_model()
+        self._reasoning.append(text)
+        if self.show_reasoning:
+            self._print_reasoning(final=False)
+        label = _("Thinking (reasoning)") if self.show_reasoning else _("Thinking (reasoning · Ctrl+O: show)")
+        if self.store.status != label:
+            self.store.status = label
             self.schedule_redraw()
+
+    def _print_reasoning(self, final: bool) -> None:
+        """The complete lines of reasoning not printed yet (all of it when ``final``), dim, inert."""
+        text = "".join(self._reasoning)
+        end = len(text) if final else text.rfind("\n") + 1
+        if end <= self._reasoning_shown:
+            return
+        chunk = text[self._reasoning_shown : end]
+        self._reasoning_shown = end
+        p = style.palette()
+        lines: list[str] = []
+        for raw in inert(chunk).rstrip("\n").split("\n"):
+            lines.extend(f"{p.dim}  {row}{p.reset}" for row in (metrics.wrap(raw, self._width - 3) or [""]))
+        if lines:
+            self._end_stream()
+            self._log.append(_Entry(lines=lines))
+            self._drain_log()
+
+    def _flush_reasoning(self) -> None:
+        """The answer starts (or a tool is called): the reasoning's last, unfinished line is printed too."""
+        if self.show_reasoning and self._reasoning:
+            self._print_reasoning(final=True)
+            self._log.append(_Entry(lines=[""]))
+            self._drain_log()
+        self._reasoning.clear()
+        self._reasoning_shown = 0
+
+    def toggle_reasoning(self) -> None:
+        """Ctrl+O: show or hide the model's reasoning (what it reasoned so far in this answer included)."""
+        self.show_reasoning = not self.show_reasoning
+        self.info(
+            _("Reasoning shown, dim (Ctrl+O hides it).") if self.show_reasoning else _("Reasoning hidden (Ctrl+O).")
+        )
+        if self.show_reasoning and self._reasoning:
+            self._print_reasoning(final=False)
 
     def on_tool_call(self, name: str, summary: str) -> None:
         """A tool call in the log; a file path is a hyperlink where the terminal shows them."""
+        self._heard_from_model()
+        self._flush_reasoning()
         self._end_stream()
         summary = inert(summary)
         link = self._file_link(name, summary)
@@ -670,8 +926,12 @@ class TerminalUI:
         if term is None or not self._started or not self.caps.redraw:
             return
         labels = {"idle": _("idle"), "thinking": _("thinking"), "approval": _("waiting for your approval")}
+        label = labels[self._state]
+        seconds = self._waiting_seconds() if self._showing_wait and self._state == "thinking" else None
+        if seconds is not None:
+            label = _("waiting for the model ({seconds} s)").format(seconds=seconds)
         session = self.session_name() if self.session_name is not None else None
-        parts = ["MAIA", labels[self._state]] + ([session] if session else [])
+        parts = ["MAIA", label] + ([session] if session else [])
         title = inert_line(" · ".join(parts))
         if title != self._title:
             self._title = title
@@ -709,17 +969,107 @@ class TerminalUI:
             return None
         return text
 
-    def status_text(self, model: str | None, session: str | None, cost: float | None) -> str:
-        """The ``/status`` line: model, context used (from the bar), session, cost so far."""
-        return render.status_summary(model, self.store.context_tokens, self.store.context_max, session, cost)
+    def status_text(self, model: str | None, session: str | None, cost: float | None, mode: str | None = None) -> str:
+        """The ``/status`` line: model, context used (from the bar), session, approval mode, cost so far."""
+        return render.status_summary(model, self.store.context_tokens, self.store.context_max, session, cost, mode)
+
+    # --- a command's output while it runs ---------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def watch_command(self, command: str) -> Iterator[Callable[[bytes], None]]:
+        """While a Bash or ``!`` command runs: a spinner, its elapsed time and its last lines above the status.
+
+        Yields the function ``run_shell`` calls with each block of output.
+        """
+        watch = _Watch(command, time.monotonic())
+        self._watches.append(watch)
+
+        def feed(data: bytes) -> None:
+            watch.feed(data)
+            self.schedule_redraw()
+
+        try:
+            yield feed
+        finally:
+            self._watches.remove(watch)
+            self.redraw()
+
+    def _progress_rows(self) -> list[str]:
+        p = style.palette()
+        now = time.monotonic()
+        rows: list[str] = []
+        inner = self._width - 1
+        for watch in self._watches:
+            elapsed = now - watch.started
+            if elapsed < PROGRESS_AFTER:
+                continue
+            command = inert_line(watch.command.strip().split("\n")[0])
+            spinner = render.DOTS10[self._tick % len(render.DOTS10)]
+            seconds = _("{seconds} s").format(seconds=int(elapsed))
+            rows.append(
+                render.fit(
+                    f"{p.yellow}{spinner}{p.reset} {p.bold}{command}{p.reset} {p.dim}({seconds}){p.reset}", inner
+                )
+            )
+            for line in watch.last_lines(PROGRESS_LINES):
+                rows.append(render.fit(f"  {p.dim}│ {inert_line(line)}{p.reset}", inner))
+        return rows
+
+    # --- suspend (Ctrl+Z) and continue -------------------------------------------------------------------
+
+    def suspend(self) -> None:
+        """Ctrl+Z: give the terminal back as it was, stop (SIGTSTP) like any job; on return, raw mode again
+        and the whole frame redrawn."""
+        if not self._started or self.term is None or not hasattr(signal, "SIGTSTP") or self._loop is None:
+            return
+        self._write(self.screen.erase())
+        self._loop.remove_reader(self._fd)
+        with contextlib.suppress(OSError):
+            self._modes.close()
+        self._modes = contextlib.ExitStack()
+        forget_signal(signal.SIGTSTP)  # the default action (stop) for the signal sent below
+        try:
+            os.kill(os.getpid(), signal.SIGTSTP)  # the shell takes the terminal back; `fg` continues here
+        finally:
+            on_signal(signal.SIGTSTP, self.suspend)
+            self._resume()
+
+    def _resume(self) -> None:
+        term = self.term
+        if term is None or self._loop is None:
+            return
+        try:
+            self._modes.enter_context(term.raw())
+            self._enter_modes(term)
+        except OSError:
+            self._gone = True
+        self._loop.add_reader(self._fd, self._on_readable)
+        self._title = ""
+        self._set_title()
+        self._size()
+        self.redraw(force=True)
+
+    def _on_continue(self) -> None:
+        """SIGCONT (after any stop): the shell may have changed the terminal's modes; raw mode again, redraw."""
+        if not self._started or self.term is None:
+            return
+        with contextlib.suppress(OSError, termios.error):
+            tty.setraw(self._fd, termios.TCSANOW)
+        self._size()
+        self.redraw(force=True)
 
     # --- timers and resize -------------------------------------------------------------------------
 
     async def _tick_loop(self) -> None:
         while True:
-            animated = bool(self.store.status)
+            animated = bool(self.store.status or self._watches)
             await asyncio.sleep(BUSY_TICK if animated else IDLE_TICK)
-            if self.store.status or self.store.mode == "input":
+            seconds = self._waiting_seconds()
+            if seconds is not None and (self._showing_wait or self.store.status == _("Thinking")):
+                self._showing_wait = True
+                self.store.status = self._waiting_label(seconds)
+                self._set_title()
+            if self.store.status or self.store.mode == "input" or self._watches:
                 self._tick += 1
                 self.redraw()
 
@@ -735,4 +1085,8 @@ class TerminalUI:
         self.screen.forget(above)
         if self._live is not None:
             self._live.resize(self._width - 1, self._live_room())
+        question = self.store.question
+        if question is not None and self._approval is not None and self._width != old_width:
+            question.detail = self._detail_rows(self._approval)
+            question.offset = 0
         self._flush()

@@ -268,10 +268,24 @@ class Terminal:
         """Type."""
         self.child.send(data.encode())
 
+    def answer(self, keys: str) -> None:
+        """Answer a question that is on screen: a key typed within the chat's guard after a question appears
+        (or right after another key) is taken as typed ahead, so a person's answer comes after it."""
+        from maia.ui.term import ANSWER_GUARD
+
+        self.pump(ANSWER_GUARD + 0.15)
+        self.send(keys)
+
     def resize(self, rows: int, columns: int) -> None:
         """Resize the window (the screen first, as a terminal does, then the PTY's SIGWINCH)."""
         self.screen.resize(rows, columns)
         self.child.setwinsize(rows, columns)
+
+    def hang_up(self) -> None:
+        """Close the terminal's side of the PTY, as a terminal window closing does. Through the pty object, so
+        that it knows: a raw ``os.close`` would leave it to close the same descriptor number again when it is
+        collected, by then another test's PTY."""
+        self.child.ptyproc.fileobj.close()
 
     def close(self) -> None:
         """End the child."""

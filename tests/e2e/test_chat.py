@@ -53,11 +53,11 @@ def test_write_confirmation_answered_yes_writes_the_file(
     term = start()
     term.wait_for("Your request")
     term.send("write the file\r")
-    term.wait_for("Allow Write: notes/hello.txt? (y/n/s=stop)")
-    term.send("\r")  # Enter alone is ignored
+    term.wait_for("Allow Write: notes/hello.txt? (y/n/a/s=stop)")
+    term.answer("\r")  # Enter alone is ignored
     term.pump(0.5)
     assert not (project / "notes" / "hello.txt").exists()
-    term.send("y")
+    term.answer("y")
     term.wait_for("File written.")
     assert (project / "notes" / "hello.txt").read_text() == "hello from maia\n"
     assert chat_bodies(server)[1]["messages"][-1]["content"] == "Created notes/hello.txt (1 lines)."

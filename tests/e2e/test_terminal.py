@@ -69,7 +69,7 @@ def test_a_spoofed_permission_question_shows_the_whole_command(
     assert "␍␛[2K␛[42;30m ASK ␛[0m Allow Bash: ls -la" in screen  # its escape sequences shown, inert
     question = [line for line in term.text().split("\n") if "(y/n/s=stop)" in line]
     assert len(question) == 1 and not question[0].startswith(" ASK  Allow Bash: ls -la?")
-    term.send("n")
+    term.answer("n")
     term.wait_for("Not run.")
 
 
@@ -82,8 +82,8 @@ def test_tool_output_cannot_write_the_clipboard_or_retitle(
     term = start()
     ready(term)
     term.send("read notes\r")
-    term.wait_for("Allow Read: notes.txt? (y/n/s=stop)")
-    term.send("y")
+    term.wait_for("Allow Read: notes.txt? (y/n/a/s=stop)")
+    term.answer("y")
     assert "␛]52;c;aGFja2Vk␇␛]0;pwned␇␛[2J␛[Hafter" in term.wait_for("Read it.")
     assert not any(osc.startswith("52;") for osc in term.filter.osc)  # no clipboard write at all
     assert "pwned" not in "".join(term.filter.titles)
@@ -160,9 +160,7 @@ def test_backspace_and_arrows_move_by_character_not_code_point(
     term.wait_until(lambda: typed(term) == "e\u0301x", "the arrows moved by code point")
 
 
-def test_a_slow_arrow_key_is_not_split_into_escape_and_text(
-    server: HTTPServer, start: Callable[..., Terminal]
-) -> None:
+def test_a_slow_arrow_key_is_not_split_into_escape_and_text(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     term = start()
     ready(term)
     term.send("ab")
@@ -278,7 +276,7 @@ def test_tool_previews_keep_indentation_and_are_cut_by_lines(
     ready(term)
     term.send("run\r")
     term.wait_for("(y/n/s=stop)")
-    term.send("y")
+    term.answer("y")
     screen = term.wait_for("Done.")
     assert "⎿   two" in screen and "\n        four" in screen  # leading spaces kept
     assert "more lines]" in screen
@@ -334,9 +332,9 @@ def test_the_window_title_follows_the_state(server: HTTPServer, start: Callable[
     ready(term)
     term.wait_until(lambda: any("idle" in title for title in term.filter.titles), "no title")
     term.send("go\r")
-    term.wait_for("(y/n/s=stop)")
+    term.wait_for("(y/n/a/s=stop)")
     term.wait_until(lambda: "waiting for your approval" in term.filter.titles[-1], "no approval title")
-    term.send("y")
+    term.answer("y")
     term.wait_for("Ok.")
     term.wait_until(lambda: "idle" in term.filter.titles[-1])
     assert any("thinking" in title for title in term.filter.titles)
@@ -366,7 +364,7 @@ def test_force_color_on_a_terminal_without_colours(server: HTTPServer, start: Ca
 def test_a_dumb_terminal_gets_plain_lines(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     answer(server, text_stream("# Title\n\nSome **bold** text.\n\n- one\n- two"))
     term = start(env={"TERM": "dumb"})
-    term.wait_until(lambda: "Maximum context" in term.text() and term.text().rstrip().endswith("❯"), "no prompt")
+    term.wait_until(lambda: "/status for details" in term.text() and term.text().rstrip().endswith("❯"), "no prompt")
     term.send("hello\r")
     screen = term.wait_for("two")
     assert "❯ hello" in screen and "Some bold text." in screen

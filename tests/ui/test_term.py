@@ -146,5 +146,5 @@ async def test_an_approval_shows_the_whole_command_or_diff_inert(ui: tuple[Termi
     output = terminal.read()
     assert "+new ␛]52;c;aGk=␇" in output and "\x1b]52;c;aGk=" not in output
     assert "the command writes outside the folder" in output
-    terminal.type("n")
+    terminal.type("n")  # no turn runs: nothing is typed ahead, the first key answers
     assert await question == "no"

@@ -13,7 +13,7 @@ from maia.ui.banner import FULL_WIDTH, banner_lines, image_rows, title_lines
 from maia.ui.keys import Key, text_key
 from maia.ui.metrics import headless_terminal, use_terminal, wrap
 from maia.ui.render import badge, bar_line, fit, frame, result_lines, visible_width
-from maia.ui.store import Answer, Chosen, EndOfInput, History, Interrupt, Selection, Submit, UIStore
+from maia.ui.store import Answer, Chosen, EndOfInput, History, Interrupt, Question, Selection, Submit, UIStore
 from maia.ui.style import palette, reset_palette
 
 
@@ -61,7 +61,8 @@ def test_ctrl_d_and_ctrl_c() -> None:
     type_text(store, "ab")
     store.handle(Key("KEY_HOME"))
     assert store.handle(Key("KEY_CTRL_D")) is None and store.input.text == "b"
-    assert store.handle(Key("KEY_CTRL_C")) == Interrupt()
+    assert store.handle(Key("KEY_CTRL_C")) is None and store.input.text == ""  # a draft: Ctrl+C clears it
+    assert store.handle(Key("KEY_CTRL_C")) == Interrupt()  # an empty input: Ctrl+C quits
 
 
 def test_history_across_runs(tmp_path: Path) -> None:
@@ -96,12 +97,12 @@ def test_history_across_runs(tmp_path: Path) -> None:
     ],
 )
 def test_questions(key: Key, answer: str) -> None:
-    store = UIStore(mode="ask", stop_allowed=True)
+    store = UIStore(mode="ask", question=Question("Allow?", stop_allowed=True))
     assert store.handle(key) == Answer(answer)  # type: ignore[arg-type]
 
 
 def test_enter_alone_is_ignored_and_stop_only_when_offered() -> None:
-    store = UIStore(mode="confirm")
+    store = UIStore(mode="confirm", question=Question("Sure?"))
     assert store.handle(Key("KEY_ENTER")) is None
     assert store.handle(text_key("s")) is None
 
@@ -115,7 +116,7 @@ def test_list_window_and_multiselect() -> None:
     store.handle(Key("KEY_UP"))
     assert store.handle(Key("KEY_ENTER")) == Chosen(11)
     multi = UIStore(mode="multiselect", selection=Selection("del", ["a", "b", "c"]))
-    assert multi.handle(Key("KEY_DELETE")) is None  # nothing checked yet
+    assert multi.handle(Key("KEY_ENTER")) == Chosen(indexes=(0,))  # nothing checked: Enter takes the current one
     multi.handle(text_key(" "))
     multi.handle(Key("KEY_DOWN"))
     multi.handle(Key("KEY_DOWN"))
@@ -168,8 +169,7 @@ def test_frame_layout() -> None:
     busy = frame(store, 60, 24, 3)
     assert "Thinking" in plain(busy.lines[0]) and "\x1b[90m┈" in busy.lines[1] and busy.cursor is None
     store.mode = "ask"
-    store.stop_allowed = True
-    store.question = "Allow Bash: ls?"
+    store.question = Question("Allow Bash: ls?", stop_allowed=True)
     assert "ASK  Allow Bash: ls? (y/n/s=stop)" in plain("".join(frame(store, 60, 24, 0).lines))
 
 
@@ -203,9 +203,9 @@ def test_title_rainbow_and_shadow() -> None:
 def test_type_ahead_while_busy() -> None:
     store = UIStore(mode="busy")
     type_text(store, "next")
-    assert store.handle(Key("KEY_ENTER")) is None and store.input.text == "next"
-    assert store.handle(Key("KEY_CTRL_C")) == Interrupt()
     assert "next" in plain("".join(frame(store, 60, 24, 0).lines))
+    assert store.handle(Key("KEY_CTRL_C")) == Interrupt()
+    assert store.input.text == "next"  # Ctrl+C during a turn interrupts it; the draft stays
 
 
 def test_markdown_switches(monkeypatch: pytest.MonkeyPatch) -> None:
