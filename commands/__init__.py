@@ -111,6 +111,14 @@ class LazyGroup(click.Group):
         chat = self.get_command(ctx, "chat")
         return "chat", chat, list(args)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``maia --model NAME``, ``maia --continue``: an option the group does not know is the chat's (bare
+        ``maia`` is the chat), so it is parsed as ``maia chat …`` rather than refused."""
+        own = {"--version", *ctx.help_option_names}
+        if args and args[0].startswith("-") and args[0] not in own and not ctx.resilient_parsing:
+            args = ["chat", *args]
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 
@@ -140,7 +148,8 @@ class LazyGroup(click.Group):
     invoke_without_command=True,
     help=_(
         "MAIA: a command-line AI coding assistant for any model behind your LiteLLM proxy.\n\n"
-        'Without a command, maia starts the chat; maia "REQUEST" starts it with a first request. '
+        'Without a command, maia starts the chat; maia "REQUEST" starts it with a first request, and the '
+        "chat's options work here too (maia --model NAME, maia --continue). "
         "Settings live in ~/.maia/settings.json (MAIA_HOME overrides the folder)."
     ),
 )

@@ -41,6 +41,7 @@ def _piped(stream: object) -> bool:
     show_default=True,
     help=_("text: the answer on stdout; json: one object at the end; stream-json: one event per line."),
 )
+@click.option("--json", "as_json", is_flag=True, help=_("The same as --output json."))
 @click.option(
     "--allow",
     "allow",
@@ -63,6 +64,7 @@ def ask(
     prompt: str | None,
     model: str | None,
     output: str,
+    as_json: bool,
     allow: tuple[str, ...],
     yes: bool,
     max_iterations: int | None,
@@ -98,6 +100,10 @@ def ask(
 
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
+    if as_json:
+        if output not in ("text", "json"):
+            raise UsageError(_("Use --json or --output {output}, not both.").format(output=output))
+        output = "json"
     piped = None
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from maia.i18n import _
+from maia.i18n import _, ngettext
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_mcp_servers
@@ -149,20 +149,19 @@ def _show(transport: str, target: str, outcome: ProbeOutcome) -> bool:
         click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {status.cause} ({after})")
         return True
     server = " ".join(filter(None, [status.server_name]))
-    details = _(
-        "connected in {connect:.2f} s (protocol {protocol}{server}), {tools} tools listed in {list:.2f} s"
-    ).format(
+    details = _("connected in {connect:.2f} s (protocol {protocol}{server}), {tools} listed in {list:.2f} s").format(
         connect=status.connect_seconds or 0.0,
         protocol=status.protocol_version or "?",
         server=f", {server}" if server else "",
-        tools=status.tools,
+        tools=ngettext("{count} tool", "{count} tools", status.tools).format(count=status.tools),
         list=status.list_seconds or 0.0,
     )
     if status.hidden_tools:
         details += _(", {count} hidden (includeTools, excludeTools, deny rules)").format(count=status.hidden_tools)
     if status.prompts or status.resources:
-        details += _(", {prompts} prompts, {resources} resources").format(
-            prompts=status.prompts, resources=status.resources
+        details += ", " + ngettext("{count} prompt", "{count} prompts", status.prompts).format(count=status.prompts)
+        details += ", " + ngettext("{count} resource", "{count} resources", status.resources).format(
+            count=status.resources
         )
     click.echo("  " + click.style("OK", fg="green", bold=True) + f"  {details}")
     if outcome.tools:

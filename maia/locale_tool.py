@@ -38,7 +38,7 @@ CLICK = "(click)"
 # Strings a module keeps in a plain variable and translates where it shows them: (file, literal).
 OTHER_SOURCES: tuple[tuple[str, str], ...] = (
     # TerminalUI's input box: the placeholder's default lives in the store, render.py calls _() on it
-    ("maia/ui/store.py", "Your request — /help: help · §: skills · Ctrl+C: quit"),
+    ("maia/ui/store.py", "Your request — /help: help · @: files · Shift+Tab: mode · Ctrl+C: quit"),
 )
 
 # Calls of _() whose argument is not a literal, and where their messages come from.

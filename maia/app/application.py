@@ -472,6 +472,37 @@ class Application:
         self._notify(_("Allowed for this session: {rules}").format(rules=", ".join(rules)))
         self._refresh_permissions()
 
+    def forget(self, rule: str) -> str:
+        """``/permissions remove RULE``: the rule no longer holds. Rules of this session and of
+        ``./.maia/settings.local.json`` (the file MAIA writes) can be removed; for one in another file, a
+        UsageError names the file to edit. The message to show."""
+        from maia.app.approvals import forget_rule
+        from maia.errors import UsageError
+        from maia.permissions.sources import load_rules
+
+        loadout = self.conversation.loadout
+        if rule in self.session_rules:
+            self.session_rules.remove(rule)
+            loadout.extra_rules = self._extra_rules()
+            self._refresh_permissions()
+            return _("Removed for this session: {rule}").format(rule=rule)
+        if forget_rule(self.options.home, self.options.launch, rule):
+            loadout.rules = load_rules(self.options.home, self.options.launch)
+            self._refresh_permissions()
+            path = next(s.path for s in loadout.rules.sources if s.scope == "local")
+            return _("Removed from {path}: {rule}").format(path=path, rule=rule)
+        for source in loadout.rules.sources:
+            if any(r.text == rule for family in ("allow", "ask", "deny") for r in source.ruleset.family(family)):
+                raise UsageError(
+                    _(
+                        "{rule} is in {path}: MAIA only changes the rules it wrote (./.maia/settings.local.json,"
+                        " this session's); edit that file to remove it."
+                    ).format(rule=rule, path=source.path)
+                )
+        if rule in self.options.allow:
+            raise UsageError(_("{rule} was given on the command line (--allow).").format(rule=rule))
+        raise UsageError(_("No rule {rule}: /permissions lists them.").format(rule=rule))
+
     def _refresh_permissions(self) -> None:
         conversation = self.conversation
         conversation.agent.permissions = conversation._permissions()

@@ -30,30 +30,42 @@ ModeSource = Callable[[], ApprovalMode]
 # --- remembering ---------------------------------------------------------------------------------
 
 
-def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
-    """Add ``rules`` to ``permissions.allow`` of ``./.maia/settings.local.json`` (created, other keys
-    kept, atomic, locked); a broken file is never rewritten (ConfigError)."""
+def _settings_lock(home: Path, path: Path) -> Any:
+    """The lock every writer of one settings file takes (two MAIAs answering "always" at once)."""
     import hashlib
 
     from filelock import FileLock
 
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
+    lock = home / "locks" / f"settings-{digest}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(lock), timeout=30)
+
+
+def _permissions_of(path: Path, data: Any) -> dict[str, Any]:
+    """The ``permissions`` object of a settings file's data (created); ConfigError when the file is not
+    shaped as MAIA writes it: a broken file is never rewritten."""
+    if not isinstance(data, dict):
+        raise ConfigError(_("{path} is not a JSON object: fix it first, it was not changed.").format(path=path))
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise ConfigError(_('{path}: "permissions" is not an object: fix it first.').format(path=path))
+    return permissions
+
+
+def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
+    """Add ``rules`` to ``permissions.allow`` of ``./.maia/settings.local.json`` (created, other keys
+    kept, atomic, locked); a broken file is never rewritten (ConfigError)."""
     from maia.config import read_json
     from maia.permissions.sources import local_settings_path
 
     path = local_settings_path(launch)
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
-    lock = home / "locks" / f"settings-{digest}.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock), timeout=30):
+    with _settings_lock(home, path):
         try:
             data: Any = read_json(path)
         except FileNotFoundError:
             data = {}
-        if not isinstance(data, dict):
-            raise ConfigError(_("{path} is not a JSON object: fix it first, it was not changed.").format(path=path))
-        permissions = data.setdefault("permissions", {})
-        if not isinstance(permissions, dict):
-            raise ConfigError(_('{path}: "permissions" is not an object: fix it first.').format(path=path))
+        permissions = _permissions_of(path, data)
         allow = permissions.setdefault("allow", [])
         if not isinstance(allow, list):
             raise ConfigError(_('{path}: "permissions.allow" is not a list: fix it first.').format(path=path))
@@ -62,6 +74,30 @@ def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
                 allow.append(rule)
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def forget_rule(home: Path, launch: Path, rule: str) -> list[str]:
+    """Remove ``rule`` from the lists of ``./.maia/settings.local.json`` (the file MAIA writes; atomic,
+    locked, other keys kept); the families it was in (empty: it was not there). ConfigError for a broken
+    file, which is left alone."""
+    from maia.config import read_json
+    from maia.permissions.sources import local_settings_path
+
+    path = local_settings_path(launch)
+    with _settings_lock(home, path):
+        try:
+            data: Any = read_json(path)
+        except FileNotFoundError:
+            return []
+        permissions = _permissions_of(path, data)
+        families = [
+            f for f in ("allow", "ask", "deny") if isinstance(permissions.get(f), list) and rule in permissions[f]
+        ]
+        for family in families:
+            permissions[family] = [r for r in permissions[family] if r != rule]
+        if families:
+            write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return families
 
 
 # --- approval modes ---------------------------------------------------------------------------------

@@ -169,6 +169,36 @@ class ChangeRecorder:
         return out
 
 
+def git_diff(launch: Path, paths: Sequence[Path], timeout: float = 10.0) -> str | None:
+    """``git diff HEAD`` of ``paths`` (those inside the launch folder), changes made by commands included;
+    None when the folder is not in a git work tree with a commit, or git is missing or fails. Blocking.
+
+    No pager, no colour codes, no external diff program or textconv filter: only git itself runs."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    root = Path(os.path.realpath(launch))
+    inside = [str(p) for p in paths if p.is_relative_to(root)]
+    if git is None or not inside:
+        return None
+    command = [git, "--no-pager", "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
+    try:
+        done = subprocess.run(
+            [*command, "HEAD", "--", *inside],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", errors="replace")
+
+
 def _lines(data: bytes | None) -> list[str]:
     if data is None:
         return []

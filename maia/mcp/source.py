@@ -270,9 +270,7 @@ class _Server:
                 if capability == "prompts"
                 else _("MCP server {name}: listing its resources failed: {cause}")
             )
-            self.warnings.append(
-                failed.format(name=self.name, cause=describe_error(error, self.config, conn.http))
-            )
+            self.warnings.append(failed.format(name=self.name, cause=describe_error(error, self.config, conn.http)))
             return []
         return result
 

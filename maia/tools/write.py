@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from maia.contracts import ToolContext
-from maia.i18n import _
+from maia.i18n import _, ngettext
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
 from maia.runner import received
@@ -86,5 +86,9 @@ class WriteTool(BuiltinTool):
             ctx.changes.after_write(path)
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         if existed:
-            return _("Replaced {path} ({lines} lines).").format(path=raw, lines=lines)
-        return _("Created {path} ({lines} lines).").format(path=raw, lines=lines)
+            return ngettext("Replaced {path} ({lines} line).", "Replaced {path} ({lines} lines).", lines).format(
+                path=raw, lines=lines
+            )
+        return ngettext("Created {path} ({lines} line).", "Created {path} ({lines} lines).", lines).format(
+            path=raw, lines=lines
+        )

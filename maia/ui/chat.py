@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from maia.config import Settings
 from maia.errors import MaiaError, ProviderError
-from maia.i18n import _
+from maia.i18n import _, ngettext
 from maia.signals import on_terminating_signals
 from maia.ui.banner import banner_lines
 from maia.ui.commands import ChatCompleter, ChatRegistry, default_registry
@@ -181,13 +181,19 @@ class ChatApp:
         loadout = app.conversation.loadout
         parts = [app.model, str(self.options.launch)]
         rules = sum(len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny) for s in loadout.rules.sources)
-        parts.append(_("no permission rules") if not rules else _("{count} permission rules").format(count=rules))
+        parts.append(
+            _("no permission rules")
+            if not rules
+            else ngettext("{count} permission rule", "{count} permission rules", rules).format(count=rules)
+        )
         if loadout.context_file is not None:
             parts.append(loadout.context_file.path.name)
         if app.skills:
-            parts.append(_("{count} skills").format(count=len(app.skills)))
+            count = len(app.skills)
+            parts.append(ngettext("{count} skill", "{count} skills", count).format(count=count))
         if app.agents:
-            parts.append(_("{count} sub-agents").format(count=len(app.agents)))
+            count = len(app.agents)
+            parts.append(ngettext("{count} sub-agent", "{count} sub-agents", count).format(count=count))
         mcp = app.mcp
         if mcp is not None and mcp.servers():
             servers = mcp.servers()
@@ -507,7 +513,7 @@ class ChatApp:
 
     async def run_agent(self, text: str, call: AgentCall) -> None:
         """``&name task``: a sub-agent at once; its summary is shown and joins the next request."""
-        from maia.subagents.launcher import done_message, failure_message
+        from maia.subagents.launcher import failure_message
         from maia.subagents.tool import agents_listing
 
         if call.name is None:
@@ -532,7 +538,7 @@ class ChatApp:
             self.ui.fail(failure_message(result))
             return
         self.ui.show_markdown(result.summary)
-        self.ui.info(done_message(result) + "\n" + _("Its answer joins your next request."))
+        self.ui.info(_("Its answer joins your next request."))  # "finished in N s" was said as it ended
 
     async def _continue_series(self, limit: int) -> bool:
         return await self.ui.confirm(_("{count} iterations done. Continue?").format(count=limit))

@@ -65,9 +65,18 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
 
 
 async def cmd_permissions(chat: ChatApp, args: str) -> None:
-    """/permissions: rules per file with ALLOW / ASK / DENY."""
+    """/permissions: rules per file with ALLOW / ASK / DENY, and this session's; ``remove [RULE]`` removes one
+    that MAIA wrote (an "always" answer)."""
+    words = args.split(None, 1)
+    if words and words[0] == "remove":
+        await _remove_rule(chat, words[1].strip() if len(words) > 1 else "")
+        return
+    if words:
+        chat.ui.fail(_("Usage: /permissions, or /permissions remove [RULE]."))
+        return
     rules = chat.app.conversation.loadout.rules
-    if rules.ruleset.empty:
+    session = chat.app.session_rules
+    if rules.ruleset.empty and not session:
         chat.ui.info(_("No permission rules defined: every tool use asks for confirmation."))
     for source in rules.sources:
         if source.ruleset.empty:
@@ -78,6 +87,29 @@ async def cmd_permissions(chat: ChatApp, args: str) -> None:
             if entries:
                 lines.append(f"{family.upper():<5}  " + "\n       ".join(r.text for r in entries))
         chat.ui.info("\n".join(lines))
+    if session:
+        chat.ui.info(_("This session") + "\n" + "ALLOW  " + "\n       ".join(session))
+    if session or any(s.scope == "local" and not s.ruleset.empty for s in rules.sources):
+        chat.ui.info(_("/permissions remove [RULE] removes one of this session's or of settings.local.json."))
+
+
+async def _remove_rule(chat: ChatApp, rule: str) -> None:
+    """``/permissions remove [RULE]``: without RULE, a list of the rules MAIA wrote to choose from."""
+    if not rule:
+        local = [s for s in chat.app.conversation.loadout.rules.sources if s.scope == "local"]
+        written = [r.text for s in local for f in ("allow", "ask", "deny") for r in s.ruleset.family(f)]
+        choices = list(dict.fromkeys([*chat.app.session_rules, *written]))
+        if not choices:
+            chat.ui.info(_('No rule to remove: MAIA removes only the rules it wrote (answers "always").'))
+            return
+        chosen = await chat.ui.select(_("Rule to remove"), choices, filterable=True)
+        if chosen.index is None:
+            return
+        rule = choices[chosen.index]
+    try:
+        chat.ui.info(chat.app.forget(rule))
+    except MaiaError as error:
+        chat.ui.fail(error.message)
 
 
 async def cmd_models(chat: ChatApp, args: str) -> None:
@@ -271,14 +303,22 @@ async def cmd_undo(chat: ChatApp, args: str) -> None:
 
 
 async def cmd_diff(chat: ChatApp, args: str) -> None:
-    """/diff: what the agent changed with Write and Edit in this conversation."""
-    diffs = chat.app.changes.diff(chat.options.launch)
+    """/diff: what the agent changed with Write and Edit in this conversation, and in a git repository
+    ``git diff HEAD`` of those files (what commands changed in them too)."""
+    from maia.app.changes import git_diff
+
+    changes = chat.app.changes
+    diffs = changes.diff(chat.options.launch)
     if not diffs:
         chat.ui.info(_("The agent changed no file with Write or Edit in this conversation."))
         return
     for _path, text in diffs:
-        chat.ui.show_output(text)
+        chat.ui.show_diff(text)
     chat.ui.info(_("Changes made by shell commands (Bash, !) and by sub-agents are not tracked here."))
+    against_head = await asyncio.to_thread(git_diff, chat.options.launch, changes.changed_files)
+    if against_head and against_head.strip():
+        chat.ui.info(_("git diff HEAD of these files (changes made by commands included):"))
+        chat.ui.show_diff(against_head)
 
 
 async def cmd_agents(chat: ChatApp, args: str) -> None:
@@ -456,7 +496,9 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
     """The commands of spec §5.6, in the order ``/help`` lists them."""
     return [
         SlashCommand("help", _("this help"), cmd_help),
-        SlashCommand("permissions", _("the permission rules loaded, per file"), cmd_permissions),
+        SlashCommand(
+            "permissions", _("the permission rules loaded, per file; remove one"), cmd_permissions, "[remove [RULE]]"
+        ),
         SlashCommand("model", _("choose another model (the conversation is kept)"), cmd_model, "[NAME]"),
         SlashCommand("models", _("the models LiteLLM offers"), cmd_models),
         SlashCommand(
@@ -471,7 +513,9 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
         SlashCommand("mode", _("how tool calls are approved: ask, edits or plan (Shift+Tab)"), cmd_mode, "[MODE]"),
         SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
-        SlashCommand("diff", _("what the agent changed with Write and Edit in this conversation"), cmd_diff),
+        SlashCommand(
+            "diff", _("what the agent changed with Write and Edit (and git diff HEAD of those files)"), cmd_diff
+        ),
         SlashCommand("agents", _("the sub-agents this folder offers (&NAME TASK runs one)"), cmd_agents),
         SlashCommand("createAgent", _("create a sub-agent from the commented template"), cmd_create_agent, "NAME"),
         SlashCommand("mcp", _("the MCP servers (OK/FAIL), their prompts and resources"), cmd_mcp, "[reconnect [NAME]]"),

@@ -166,12 +166,17 @@ def _with_folders(files: list[str]) -> list[str]:
     return out
 
 
+OWN_STATE = ".maia/."  # .maia/.sessions/, .maia/.gitignore: not .maia/settings.json or .maia/agents/
+
+
 def list_launch_folder(root: Path, limit: int = MAX_FILES) -> Listing:
     """Every file under ``root`` (ignore files honoured), then the ignored ones; blocking, for a thread."""
     from maia.search.ignore import walk
 
     kept: list[str] = []
     for rel, _abs, _depth in walk(root):
+        if rel.startswith(OWN_STATE):  # MAIA's own state (sessions, their lock) is never worth attaching
+            continue
         kept.append(rel)
         if len(kept) >= limit:
             break
@@ -179,7 +184,7 @@ def list_launch_folder(root: Path, limit: int = MAX_FILES) -> Listing:
     ignored: list[str] = []
     if len(kept) < limit:
         for rel, _abs, _depth in walk(root, use_ignore=False):
-            if rel not in known:
+            if rel not in known and not rel.startswith(OWN_STATE):
                 ignored.append(rel)
                 if len(kept) + len(ignored) >= limit:
                     break

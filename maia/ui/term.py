@@ -462,6 +462,10 @@ class TerminalUI:
         lines = max_lines or (render.SHELL_PREVIEW_LINES if shell else render.TOOL_PREVIEW_LINES)
         self.print_lines(render.result_lines(inert(text), is_error, self._width - 1, limit, lines))
 
+    def show_diff(self, text: str) -> None:
+        """A unified diff, whole and coloured (``/diff``); inert like everything a file holds."""
+        self.print_lines(render.approval_lines(inert(text), "diff", self._width - 1))
+
     def set_status(self, text: str) -> None:
         """The status line above the input box ("" = empty)."""
         self.store.status = inert_line(text)

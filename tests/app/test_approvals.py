@@ -168,3 +168,44 @@ async def test_always_stops_the_questions(answer: AskAnswer, home: Path, project
     assert local.exists() == (answer == "always")
     if answer == "always":
         assert json.loads(local.read_text())["permissions"]["allow"] == ["Bash(echo *)"]
+
+
+async def test_a_remembered_rule_can_be_removed_and_asks_again(home: Path, project: Path, write_settings: Any) -> None:
+    from maia.errors import UsageError
+
+    write_settings(permissions={"allow": ["Bash(ls *)"]})
+    local = project / ".maia" / "settings.local.json"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(json.dumps({"permissions": {"allow": ["Bash(echo *)", "Read"]}, "other": 1}))
+    app = await Application.open(
+        AppOptions(launch=project, home=home, settings=load_settings(home), model="m", save=False),
+        RecordingUI(),  # type: ignore[arg-type]
+        provider=ScriptedProvider([]),
+    )
+    try:
+        check = app.conversation.agent.permissions
+        assert check("Bash", {"command": "echo hi"}).verdict is Verdict.ALLOW
+        assert "settings.local.json" in app.forget("Bash(echo *)")
+        assert app.conversation.agent.permissions("Bash", {"command": "echo hi"}).verdict is Verdict.ASK
+        assert json.loads(local.read_text()) == {"permissions": {"allow": ["Read"]}, "other": 1}
+        app.remember(["Bash(pwd)"], persist=False)
+        assert app.conversation.agent.permissions("Bash", {"command": "pwd"}).verdict is Verdict.ALLOW
+        assert "this session" in app.forget("Bash(pwd)")
+        assert app.conversation.agent.permissions("Bash", {"command": "pwd"}).verdict is Verdict.ASK
+        with pytest.raises(UsageError, match="edit that file"):
+            app.forget("Bash(ls *)")  # the user's own settings.json: MAIA does not rewrite it
+        with pytest.raises(UsageError, match="No rule"):
+            app.forget("Bash(nothing)")
+    finally:
+        await app.aclose()
+
+
+def test_a_broken_local_file_is_never_rewritten_to_remove_a_rule(tmp_path: Path) -> None:
+    from maia.app.approvals import forget_rule
+
+    local = tmp_path / "p" / ".maia" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text('["Bash(echo *)"]')
+    with pytest.raises(ConfigError):
+        forget_rule(tmp_path / "home", tmp_path / "p", "Bash(echo *)")
+    assert local.read_text() == '["Bash(echo *)"]'

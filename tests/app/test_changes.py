@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from maia.app.application import Application, AppOptions
-from maia.app.changes import ChangeRecorder, text_diff
+from maia.app.changes import ChangeRecorder, git_diff, text_diff
 from maia.config import load_settings
 from maia.contracts import PermissionCheck
 from maia.permissions.engine import Decision
@@ -153,3 +154,37 @@ def test_an_unfinished_write_is_reverted_only_when_nothing_changed(tmp_path: Pat
     target.write_text("written by a write that was cut\n")  # finished after an interruption
     result, _point = recorder.undo()
     assert result.skipped and "did not finish" in result.skipped[0][1]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+async def test_in_a_git_repository_diff_adds_git_diff_of_the_touched_files(app_with: Any, project: Path) -> None:
+    (project / "f.py").write_text("x = 1\n")
+    (project / "other.py").write_text("y = 1\n")
+    _git(project, "init", "-q")
+    _git(project, "add", "f.py", "other.py")
+    _git(project, "commit", "-qm", "start")
+    (project / ".gitattributes").write_text("*.py diff=evil\n")  # a diff driver must never run
+    _git(project, "config", "diff.evil.textconv", "touch TEXTCONV_RAN;cat")
+    app = await app_with(
+        tool_turn(("Edit", {"path": "f.py", "old_string": "x = 1", "new_string": "x = 2"})),
+        text_turn("done"),
+    )
+    await app.send("bump", on_wait=_never)
+    with (project / "f.py").open("a") as handle:
+        handle.write("z = 3\n")  # as a command would: not a Write or Edit
+    (project / "other.py").write_text("y = 2\n")  # not touched by the agent: not shown
+    text = git_diff(project, app.changes.changed_files)
+    assert text is not None and "diff --git a/f.py b/f.py" in text
+    assert "-x = 1\n" in text and "+x = 2\n" in text and "+z = 3\n" in text and "other.py" not in text
+    assert not (project / "TEXTCONV_RAN").exists()
+
+
+def test_git_diff_outside_a_repository_is_none(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x\n")
+    assert git_diff(tmp_path, [(tmp_path / "f.py").resolve()]) is None
+    assert git_diff(tmp_path, []) is None

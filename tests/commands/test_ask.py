@@ -84,6 +84,15 @@ def test_json_output_whole(server: HTTPServer) -> None:
     }
 
 
+def test_json_flag_is_output_json(server: HTTPServer) -> None:
+    chat(server, text_stream("Hello.", (3, 1)))
+    result = run("-m", "scripted-openai", "--json", "--no-save", "hi")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["answer"] == "Hello."
+    clash = run("-m", "scripted-openai", "--json", "-o", "stream-json", "--no-save", "hi")
+    assert clash.exit_code == 2 and "Use --json or --output stream-json, not both." in clash.output
+
+
 def test_stream_json_events(server: HTTPServer, project: Path) -> None:
     (project / "notes.txt").write_text("hello")
     chat(server, tool_stream("Read", {"path": "notes.txt"}))

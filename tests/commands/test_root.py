@@ -79,6 +79,17 @@ def test_a_request_as_first_argument_starts_the_chat() -> None:
     assert result.exit_code == 1 and "maia chat needs a terminal" in result.output
 
 
+@pytest.mark.parametrize("args", [["-m", "gpt"], ["--continue"], ["--resume", "old", "fix it"]])
+def test_chat_options_without_the_chat_command_go_to_the_chat(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and "maia chat needs a terminal" in result.output, result.output
+
+
+def test_an_option_neither_knows_is_the_chats_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["--bogus"])
+    assert result.exit_code == 2 and "No such option '--bogus'" in result.output
+
+
 def test_help_imports_no_heavy_module() -> None:
     heavy = [
         "httpx",

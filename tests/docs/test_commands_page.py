@@ -123,6 +123,8 @@ def check(words: list[str]) -> str | None:
         path.append(rest.pop(0))
         command = TREE[" ".join(path)]
     known = options_of(command) | HELP
+    if command is cli:  # bare `maia` is the chat: `maia --model NAME` takes the chat's options
+        known |= options_of(TREE["maia chat"])
     for word in rest:
         if word == "--":
             break
@@ -153,6 +155,7 @@ def test_the_pages_show_commands() -> None:
 
 def test_the_checker_catches_a_wrong_option() -> None:
     assert check(["maia", "sessions", "list", "--all"]) == "`maia sessions list` has no option --all"
-    assert check(["maia", "--continue"]) == "`maia` has no option --continue"
+    assert check(["maia", "--continue"]) is None  # the chat's option: bare maia is the chat
+    assert check(["maia", "--all"]) == "`maia` has no option --all"
     assert check(["maia", "mcp", "add", "x", "-e", "A=1", "--", "npx", "--weird"]) is None
     assert check(["maia", "ask", "-m", "gpt-4o", "--allow", "Bash(x)", "[--no-wait]"]) is None

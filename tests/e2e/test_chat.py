@@ -60,7 +60,7 @@ def test_write_confirmation_answered_yes_writes_the_file(
     term.answer("y")
     term.wait_for("File written.")
     assert (project / "notes" / "hello.txt").read_text() == "hello from maia\n"
-    assert chat_bodies(server)[1]["messages"][-1]["content"] == "Created notes/hello.txt (1 lines)."
+    assert chat_bodies(server)[1]["messages"][-1]["content"] == "Created notes/hello.txt (1 line)."
 
 
 def _slow(_request: Request) -> Response:

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -140,6 +141,56 @@ def test_always_for_this_session_is_not_written_anywhere(
     screen = term.wait_for("Done twice.")
     assert "yes, always in this session" in screen and "Allow Bash: echo two" not in term.everything()
     assert not (project / ".maia" / "settings.local.json").exists()
+
+
+def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_again(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    reply(server, tool_stream("Bash", {"command": "echo one"}, "call_1"))
+    reply(server, text_stream("Ran once."))
+    reply(server, tool_stream("Bash", {"command": "echo two"}, "call_2"))
+    reply(server, text_stream("Not run."))
+    term = start()
+    ready(term)
+    term.send("go\r")
+    term.wait_for("Allow Bash: echo one?")
+    term.answer("a")
+    term.wait_for("Always allow Bash(echo *)")
+    term.send("s")
+    term.wait_for("Ran once.")
+    term.send("/permissions\r")
+    screen = term.wait_for("This session")
+    assert "ALLOW  Bash(echo *)" in screen and "/permissions remove [RULE]" in screen
+    term.send("/permissions remove\r")
+    term.wait_for("Rule to remove")
+    term.send("\r")
+    term.wait_for("Removed for this session: Bash(echo *)")
+    term.send("again\r")
+    term.wait_for("Allow Bash: echo two?")  # asked again: the rule no longer holds
+    term.answer("n")
+    term.wait_for("Not run.")
+
+
+def test_diff_is_whole_and_in_a_repository_adds_git_diff(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    old = "".join(f"line {n}\n" for n in range(40))
+    (project / "f.txt").write_text(old)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "f.txt"], ["commit", "-qm", "start"]):
+        subprocess.run([*git, *args], cwd=project, check=True, capture_output=True)
+    new = old.replace("line 0\n", "first\n").replace("line 39\n", "last\n")
+    reply(server, tool_stream("Write", {"path": "f.txt", "content": new}))
+    reply(server, text_stream("Written."))
+    term = start(100, 60)
+    ready(term)
+    term.send("/mode edits\r")
+    term.send("rewrite f.txt\r")
+    term.wait_for("Written.")
+    term.send("/diff\r")
+    screen = term.wait_for("git diff HEAD of these files")
+    # the whole diff: both ends of the file, well past a preview's few lines
+    assert screen.count("+first") == 2 and screen.count("+last") == 2 and "diff --git a/f.txt b/f.txt" in screen
 
 
 def test_a_long_diff_scrolls_inside_the_question(
@@ -551,6 +602,39 @@ def test_an_mcp_server_down_is_marked_on_the_bar(
     term = start()
     ready(term)
     term.wait_until(lambda: "MCP down: docs" in term.screen.display[-1], "no MCP mark on the bar")
+
+
+AGENT_MD = """---
+name: rev
+description: Reviews code.
+---
+# Instructions system
+You review.
+# Missions
+Review what you are given.
+# Output
+A verdict.
+"""
+
+
+def test_an_agent_run_with_ampersand_says_so_once_and_its_answer_joins_the_next_request(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    (project / ".maia" / "agents" / "rev").mkdir(parents=True)
+    (project / ".maia" / "agents" / "rev" / "AGENT.md").write_text(AGENT_MD)
+    reply(server, text_stream("Verdict: all fine."))  # the sub-agent's only model call (a child process)
+    reply(server, text_stream("Noted."))
+    term = start()
+    ready(term)
+    term.send("&rev check main.py\r")
+    term.wait_for("Its answer joins your next request.")
+    screen = term.everything()
+    assert "· 1 sub-agent ·" in screen  # the start-up line, in the singular
+    assert screen.count("Verdict: all fine.") == 1 and screen.count('Sub-agent "rev" finished in') == 1, screen
+    term.send("thanks\r")
+    term.wait_for("Noted.")
+    sent = json.dumps(bodies(server)[-1]["messages"])
+    assert "Verdict: all fine." in sent and "thanks" in sent
 
 
 def test_a_request_typed_as_soon_as_the_box_shows_is_sent(server: HTTPServer, start: Callable[..., Terminal]) -> None:

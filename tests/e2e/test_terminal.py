@@ -275,7 +275,7 @@ def test_tool_previews_keep_indentation_and_are_cut_by_lines(
     term = start()
     ready(term)
     term.send("run\r")
-    term.wait_for("(y/n/s=stop)")
+    term.wait_for("Allow Bash: printf")
     term.answer("y")
     screen = term.wait_for("Done.")
     assert "⎿   two" in screen and "\n        four" in screen  # leading spaces kept

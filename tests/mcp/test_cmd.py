@@ -68,7 +68,7 @@ def test_test_connects_and_lists(mcp_server: Callable[..., RunningServer], home:
     assert code == 0, out
     assert out.startswith(f"t (http, {server.url})")
     assert "  OK  connected in " in out and "(protocol 2025-11-25, maia-test)" in out
-    assert "8 tools listed in" in out and "1 hidden" in out and "1 prompts, 2 resources" in out
+    assert "8 tools listed in" in out and "1 hidden" in out and "1 prompt, 2 resources" in out
     assert "mcp__t__echo" in out and "mcp__t__big" not in out
     assert "off (" not in out  # only what the rules enable, without a name
 

@@ -77,7 +77,7 @@ async def test_write_creates_parents_and_replaces(tmp_path: Path) -> None:
     assert out == "Created deep/er/new.txt (2 lines)."
     assert (tmp_path / "deep/er/new.txt").read_text() == "a\nb\n"
     again = await WriteTool().execute({"path": "deep/er/new.txt", "content": "c"}, ctx(tmp_path))
-    assert again == "Replaced deep/er/new.txt (1 lines)."
+    assert again == "Replaced deep/er/new.txt (1 line)."
     assert (tmp_path / "deep/er/new.txt").read_text() == "c"
     assert sorted(os.listdir(tmp_path / "deep/er")) == ["new.txt"]  # no temporary file left
 

@@ -308,8 +308,20 @@ def test_the_launch_folder_listing_puts_ignored_files_last(tmp_path: Path) -> No
     (tmp_path / ".gitignore").write_text("build/\n")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "HEAD").write_text("")
+    (tmp_path / ".maia" / ".sessions").mkdir(parents=True)
+    (tmp_path / ".maia" / ".sessions" / "s.json").write_text("{}")
+    (tmp_path / ".maia" / ".sessions" / ".lock").write_text("")
+    (tmp_path / ".maia" / ".gitignore").write_text(".sessions/\nsettings.local.json\n.gitignore\n")
+    (tmp_path / ".maia" / "settings.json").write_text("{}")
     listing = list_launch_folder(tmp_path)
-    assert listing.paths[: listing.ignored_from] == [".gitignore", "src/", "src/main.py"]
+    # of MAIA's folder, only what a user writes: its sessions, their lock, its .gitignore are its own state
+    assert listing.paths[: listing.ignored_from] == [
+        ".gitignore",
+        ".maia/",
+        ".maia/settings.json",
+        "src/",
+        "src/main.py",
+    ]
     assert listing.paths[listing.ignored_from :] == ["build/", "build/out.bin"]  # .git never
 
 
