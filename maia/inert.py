@@ -94,3 +94,20 @@ def for_terminal(text: str, stream: object) -> str:
     except (OSError, ValueError):
         on_terminal = False
     return inert(text) if on_terminal else text
+
+
+def paste_safe(text: str) -> tuple[str, int]:
+    """``text`` for the clipboard: control characters (but newline and tab) and bidirectional marks left
+    out, with how many. Pasted into a shell, an ESC could end a bracketed paste early and run what
+    follows, and an override could make a command read differently from what runs."""
+    text = text.replace("\r\n", "\n")
+    removed = 0
+
+    def drop(match: re.Match[str]) -> str:
+        nonlocal removed
+        if match.group() == "\t":
+            return "\t"
+        removed += 1
+        return ""
+
+    return _SUSPECT.sub(drop, text), removed

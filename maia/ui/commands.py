@@ -480,11 +480,20 @@ async def cmd_copy(chat: ChatApp, args: str) -> None:
         else:
             chat.ui.fail(_("This terminal does not take text for the clipboard."))
         return
+    text, removed = copied
     chat.ui.info(
         ngettext(
-            "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(copied)
-        ).format(count=len(copied))
+            "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(text)
+        ).format(count=len(text))
     )
+    if removed:
+        chat.ui.warn(
+            ngettext(
+                "{count} control character was left out: pasted, it could drive a terminal or a shell.",
+                "{count} control characters were left out: pasted, they could drive a terminal or a shell.",
+                removed,
+            ).format(count=removed)
+        )
 
 
 async def cmd_exit(chat: ChatApp, args: str) -> None:

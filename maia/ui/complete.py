@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,12 +142,22 @@ def fuzzy(listing: Listing, query: str, limit: int = 50) -> list[str]:
         scored.append((i >= listing.ignored_from, rank, len(low), listing.paths[i]))
         found.add(i)
     if len(scored) < limit:
-        pattern = re.compile(".*?".join(re.escape(c) for c in q))
         for i, low in enumerate(listing.lowered):
-            if i not in found and low != q and pattern.search(low):
+            if i not in found and low != q and _subsequence(q, low):
                 scored.append((i >= listing.ignored_from, 2, len(low), listing.paths[i]))
     scored.sort()
     return [path for *_key, path in scored[:limit]]
+
+
+def _subsequence(query: str, text: str) -> bool:
+    """Every character of ``query`` in ``text``, in order: linear (a regex ``a.*?b.*?…`` backtracks without
+    bound on a long name that almost matches, and this runs on the event loop at each key)."""
+    at = 0
+    for char in query:
+        at = text.find(char, at) + 1
+        if not at:
+            return False
+    return True
 
 
 def _with_folders(files: list[str]) -> list[str]:

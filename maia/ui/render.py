@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from maia.context.bar import BarModel, bar_model
 from maia.i18n import _
 from maia.ui.complete import Menu
+from maia.ui.inert import inert_line
 from maia.ui.metrics import layout, length, terminal, truncate, wrap
 from maia.ui.store import Question, UIStore
 from maia.ui.style import palette
@@ -298,16 +299,18 @@ def menu_lines(menu: Menu, inner: int) -> list[str]:
     p = palette()
     if not menu.items:
         return [fit(f"  {p.dim}{menu.note}{p.reset}", inner)] if menu.note else []
-    widest = max(length(item.label) for _n, item in menu.visible())
+    # file names, skill and MCP prompt descriptions are not MAIA's: shown inert
+    shown = [(index, inert_line(item.label), inert_line(item.note)) for index, item in menu.visible()]
+    widest = max(length(label) for _n, label, _note in shown)
     column = min(max(12, widest + 2), max(12, inner // 2))
     lines = []
-    for index, item in menu.visible():
-        label = item.label if length(item.label) < column else truncate(item.label, column - 2) + "…"
+    for index, label, note in shown:
+        label = label if length(label) < column else truncate(label, column - 2) + "…"
         label = label + " " * max(1, column - length(label))
         if index == menu.index:
-            lines.append(fit(f"{p.green}❯ {label}{p.reset}{p.dim}{item.note}{p.reset}", inner))
+            lines.append(fit(f"{p.green}❯ {label}{p.reset}{p.dim}{note}{p.reset}", inner))
         else:
-            lines.append(fit(f"  {label}{p.dim}{item.note}{p.reset}", inner))
+            lines.append(fit(f"  {label}{p.dim}{note}{p.reset}", inner))
     if len(menu.items) > len(lines):
         more = _("{count} more · Tab: complete · Esc: close").format(count=len(menu.items) - len(lines))
         lines.append(fit(f"  {p.dim}{more}{p.reset}", inner))

@@ -73,11 +73,13 @@ _ACTIONS: dict[str, Literal["mode", "reasoning", "redraw", "suspend"]] = {
     "KEY_CTRL_Z": "suspend",
 }
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# controls but tab and newline, and the invisible bidirectional marks that could make text read otherwise
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_input(text: str) -> str:
-    """Typed or pasted text as it enters the input: line breaks as ``\\n``, other controls dropped, tabs kept."""
+    """Text as it enters the input (typed, pasted, from the history or a completion): line breaks as
+    ``\\n``, other controls and bidirectional marks dropped, tabs kept."""
     return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
@@ -90,6 +92,7 @@ class LineInput:
 
     def set(self, text: str) -> None:
         """Replace the text, cursor at the end."""
+        text = clean_input(text)
         self.text, self.cursor = text, len(text)
 
     def insert(self, text: str) -> None:
@@ -525,7 +528,7 @@ class UIStore:
         search.failed = found is None
         if found is not None:
             search.index = found
-            entry = self.history.entries[found]
+            entry = clean_input(self.history.entries[found])
             self.input.text = entry
             self.input.cursor = max(0, entry.lower().find(search.query.lower()))
 
@@ -589,8 +592,9 @@ class UIStore:
 
     def _accept(self, menu: Menu, item: Item) -> None:
         line = self.input
-        line.text = line.text[: menu.start] + item.insert + line.text[menu.end :]
-        line.cursor = menu.start + len(item.insert)
+        insert = clean_input(item.insert)  # a file name is not MAIA's text: no control reaches the box
+        line.text = line.text[: menu.start] + insert + line.text[menu.end :]
+        line.cursor = menu.start + len(insert)
         self._menu_key = None
         self.refresh_menu()  # a folder keeps the picker open inside it
 

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Literal, TextIO
 
 from maia.contracts import Approval, AskAnswer, ToolsProgress
 from maia.i18n import _
+from maia.inert import paste_safe
 from maia.signals import forget_signal, on_signal
 from maia.ui import metrics, render, style
 from maia.ui.inert import inert, inert_line
@@ -579,11 +580,25 @@ class TerminalUI:
             if guarded:
                 self.store.type_ahead(key)
                 continue
-            self._engaged = self.store.mode in ("ask", "confirm")
+            asking = self.store.mode in ("ask", "confirm")
+            before = self._question_state()
             event = self.store.handle(key)
+            if asking and event is None and self._question_state() == before:
+                # the key did nothing to the question ("p" of "please"): typed for the draft, and the
+                # user is still typing, so the next keys are guarded too
+                if self._guard and (key.is_text or key.name == PASTE):
+                    self.store.type_ahead(key)
+                    self._typed_at = now
+            elif asking:
+                self._engaged = True  # it answered, opened the rules (a) or scrolled: the user is answering
             if event is not None:
                 self._dispatch_event(event)
         self.redraw()
+
+    def _question_state(self) -> tuple[str, int] | None:
+        """What a key can change in the open question: its stage (``a`` opens the rules) and its scroll."""
+        question = self.store.question
+        return None if question is None else (question.stage, question.offset)
 
     def _dispatch_event(self, event: Event) -> None:
         if isinstance(event, Action):
@@ -961,17 +976,20 @@ class TerminalUI:
             return False
         return True
 
-    def copy_answer(self, block: int | None = None) -> str | None:
-        """``/copy [N]``: the last answer, or its Nth code block (from 1), to the clipboard; what was copied."""
+    def copy_answer(self, block: int | None = None) -> tuple[str, int] | None:
+        """``/copy [N]``: the last answer, or its Nth code block (from 1), to the clipboard; what was copied
+        and how many control characters were left out (the screen showed them inert; a paste must not
+        carry them either)."""
         text = self.last_answer
         if block is not None:
             blocks = code_blocks(text)
             if not 1 <= block <= len(blocks):
                 return None
             text = blocks[block - 1]
+        text, removed = paste_safe(text)
         if not text or not self.copy_to_clipboard(text):
             return None
-        return text
+        return text, removed
 
     def status_text(self, model: str | None, session: str | None, cost: float | None, mode: str | None = None) -> str:
         """The ``/status`` line: model, context used (from the bar), session, approval mode, cost so far."""

@@ -285,6 +285,35 @@ def test_at_opens_the_file_picker_and_tab_completes() -> None:
     assert store.handle(Key("KEY_ENTER")) == Submit("look at @src/apple.txt and @src/app.py ")
 
 
+def test_names_and_descriptions_in_menus_are_shown_inert_and_never_reach_the_box_raw() -> None:
+    offer = Offer()
+    offer.listing = Listing(["c\x9b2J.txt", "invoice\u202etxt.exe", "s\x1b[5;31mblink.txt"], 3)
+    offer.commands = [Item("/review", "/review ", "skill: \x1b]8;;http://x\x07click\x1b]8;;\x07")]
+    store = UIStore(completer=offer)
+    typed(store, "@")
+    shown = "\n".join(frame(store, 80, 24, 0).lines)
+    for raw in ("\x9b", "\u202e", "\x1b[5;31m"):
+        assert raw not in shown
+    assert "⟨U+202E⟩" in shown and "␛[5;31m" in shown
+    keys(store, "KEY_DOWN", "KEY_DOWN", "KEY_TAB")  # the blinking one: what the box holds is clean too
+    assert store.input.text == "@s[5;31mblink.txt "
+    keys(store, "KEY_CTRL_U")
+    typed(store, "/rev")
+    shown = "\n".join(frame(store, 80, 24, 0).lines)
+    assert "\x1b]8;;" not in shown and "␛]8;;http://x␇click" in shown
+
+
+def test_history_entries_enter_the_box_clean() -> None:
+    history = History()
+    history.entries = ["echo \u202eevil\x1b[2J"]
+    store = UIStore(history=history)
+    keys(store, "KEY_UP")
+    assert store.input.text == "echo evil[2J"
+    keys(store, "KEY_CTRL_U", "KEY_CTRL_R")
+    typed(store, "ev")
+    assert store.input.text == "echo evil[2J"
+
+
 def test_the_completion_context() -> None:
     assert context("/mo", 3) == ("slash", 0, 3, "mo")
     assert context("/model gpt", 10) is None  # the argument is not completed
@@ -335,3 +364,11 @@ def test_the_bar_shows_the_mode_the_marks_and_an_estimate() -> None:
     last = strip_sequences(frame(store, 80, 24, 0).lines[-1])
     assert "plan mode" in last and "MCP down: docs" in last and last.rstrip().endswith("~1.5k / 128k · 1%")
     assert "mode" not in strip_sequences(frame(UIStore(), 80, 24, 0).lines[-1])  # ask: nothing shown
+
+
+def test_the_file_picker_stays_fast_on_a_long_name_that_almost_matches() -> None:
+    # a subsequence search by regex (a.*?a.*?…z) backtracked for a minute on this one name
+    listing = Listing(["docs/" + "a" * 40 + ".md", "src/alpha_zulu.py"], 2)
+    assert fuzzy(listing, "a" * 9 + "z") == []
+    assert fuzzy(listing, "azu") == ["src/alpha_zulu.py"]
+    assert fuzzy(listing, "dcmd") == ["docs/" + "a" * 40 + ".md"]

