@@ -37,6 +37,26 @@ _CONTEXT_TOO_LONG = re.compile(
 )
 
 
+_raw_decode = json.JSONDecoder().raw_decode  # json.loads' own decoder settings (strict, no hooks)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, minus the wrapper's cost on the usual payload: one value filling the text.
+
+    json.loads skips whitespace around the value with two regex calls and wraps the C scanner in
+    Python frames, ~0.6 µs per call, a third of what decoding a small chunk costs. A value that does not
+    fill the text (whitespace around it, trailing garbage) or does not start it goes to json.loads,
+    which decides, so the result and the errors are json.loads' own.
+    """
+    try:
+        value, end = _raw_decode(text)
+    except ValueError:
+        return json.loads(text)
+    if end != len(text):
+        return json.loads(text)
+    return value
+
+
 def is_context_too_long(message: str) -> bool:
     """Whether an error message says the request does not fit in the model's context."""
     return bool(_CONTEXT_TOO_LONG.search(message))
@@ -168,7 +188,7 @@ class StreamAssembler:
         """Parse one SSE payload; ``[DONE]`` must be handled by the caller. Invalid JSON is ignored."""
         try:
             # decoding first is what json.loads does with bytes, minus its encoding sniffing (~25% faster)
-            chunk = json.loads(payload.decode("utf-8", "surrogatepass"))
+            chunk = _loads(payload.decode("utf-8", "surrogatepass"))
         except ValueError:
             return []
         if not isinstance(chunk, dict):
@@ -185,19 +205,11 @@ class StreamAssembler:
             for choice in choices:
                 delta = choice.get("delta") or choice.get("message")
                 if delta:
-                    reasoning = delta.get("reasoning_content")
-                    if reasoning:
-                        events.append(ReasoningDelta(reasoning))
-                    blocks = delta.get("thinking_blocks")
-                    if blocks:
-                        self._add_thinking(blocks)
                     content = delta.get("content")
-                    if content:
-                        events.append(TextDelta(content))
-                    calls = delta.get("tool_calls")
-                    if calls:
-                        for position, fragment in enumerate(calls):
-                            self._add_fragment(fragment, position)
+                    if content and len(delta) == 1:
+                        events.append(TextDelta(content))  # the usual text delta: no other key to look up
+                    else:
+                        self._add_delta(delta, content, events)
                 finish = choice.get("finish_reason")
                 if finish:
                     self.finish_reason = finish
@@ -206,6 +218,20 @@ class StreamAssembler:
             self.usage = usage
             events.append(self._usage_event(usage))
         return events
+
+    def _add_delta(self, delta: dict[str, Any], content: Any, events: list[StreamEvent]) -> None:
+        """Any delta: reasoning, thinking blocks, text (its ``content`` already read), tool-call fragments."""
+        reasoning = delta.get("reasoning_content")
+        if reasoning:
+            events.append(ReasoningDelta(reasoning))
+        blocks = delta.get("thinking_blocks")
+        if blocks:
+            self._add_thinking(blocks)
+        if content:
+            events.append(TextDelta(content))
+        calls = delta.get("tool_calls")
+        if calls:
+            self._add_fragments(calls)
 
     def _add_thinking(self, blocks: Any) -> None:
         """``thinking_blocks`` fragments: text pieces, then the signature in a chunk of its own."""
@@ -250,6 +276,24 @@ class StreamAssembler:
             reasoning_tokens=reasoning,
             cost=None if cost is None else float(cost),
         )
+
+    def _add_fragments(self, fragments: Any) -> None:
+        """A delta's ``tool_calls``: fragments of calls, accumulated by index."""
+        by_index = self._by_index
+        for position, fragment in enumerate(fragments):
+            index = fragment.get("index")
+            function = fragment.get("function")
+            # the usual fragment: more arguments for the call open on its (integer) index, no id, no
+            # name, which the general path would only append; any other (a missing, null, bool or float
+            # index, an id, a name, an index not seen yet) goes to the general path
+            if type(index) is int and type(function) is dict and not fragment.get("id") and not function.get("name"):
+                call = by_index.get(index)
+                if call is not None:
+                    args = function.get("arguments")
+                    if args:
+                        call.args.append(args if isinstance(args, str) else json.dumps(args))
+                    continue
+            self._add_fragment(fragment, position)
 
     def _add_fragment(self, fragment: dict[str, Any], position: int) -> None:
         index = fragment.get("index")

@@ -11,7 +11,14 @@ import pytest
 
 from maia.contracts import Done, ReasoningDelta, StreamEvent, TextDelta, ToolUse, Truncated, Usage
 from maia.errors import ContextTooLong, StreamError
-from maia.provider.sse import SseDecoder, StreamAssembler, map_stop_reason, parse_completion, parse_stream
+from maia.provider.sse import (
+    SseDecoder,
+    StreamAssembler,
+    _loads,
+    map_stop_reason,
+    parse_completion,
+    parse_stream,
+)
 from tests.conftest import FIXTURES, fixture_bytes, fixture_meta
 
 STREAMS = sorted(p.name for p in FIXTURES.glob("*.sse") if fixture_meta(p.stem)["status"] == 200)
@@ -274,6 +281,132 @@ def test_invalid_json_chunks_are_ignored() -> None:
     body = b"data: {not json\n\n" + _sse({"choices": [{"index": 0, "delta": {"content": "ok"}}]})
     events, done = parse_stream(body)
     assert done and _text(events) == "ok"
+
+
+def _calls(*chunks: dict[str, Any]) -> list[ToolUse]:
+    events, done = parse_stream(_sse(*chunks, FINISH_TOOLS))
+    assert done
+    return [e for e in events if isinstance(e, ToolUse)]
+
+
+def _delta(*fragments: dict[str, Any]) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"tool_calls": list(fragments)}}]}
+
+
+def test_a_delta_with_text_and_other_keys_gives_every_part_in_order() -> None:
+    call = {"index": 0, "id": "a", "function": {"name": "Read", "arguments": '{"path": "x"}'}}
+    delta = {"role": "assistant", "reasoning_content": "think", "content": "hi", "tool_calls": [call]}
+    events, _ = parse_stream(_sse({"choices": [{"index": 0, "delta": delta, "finish_reason": "tool_calls"}]}))
+    assert events == [
+        ReasoningDelta("think"),
+        TextDelta("hi"),
+        ToolUse("a", "Read", {"path": "x"}, '{"path": "x"}'),
+        Done("tool_use"),
+    ]
+
+
+def test_empty_or_null_text_gives_no_event() -> None:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": c}}]} for c in ("", None)]
+    events, _ = parse_stream(_sse(*chunks, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
+    assert events == [Done("other")]
+
+
+def test_a_null_index_counts_as_the_fragment_position() -> None:
+    opened = _delta(
+        {"index": 0, "id": "a", "function": {"name": "Read", "arguments": ""}},
+        {"index": 1, "id": "b", "function": {"name": "Glob", "arguments": ""}},
+    )
+    more = _delta(
+        {"index": None, "function": {"arguments": '{"path": "x"}'}},
+        {"index": None, "function": {"arguments": '{"pattern": "*"}'}},
+    )
+    calls = _calls(opened, more)
+    assert [(c.id, c.input) for c in calls] == [("a", {"path": "x"}), ("b", {"pattern": "*"})]
+
+
+def test_a_null_index_past_the_open_calls_continues_the_previous_call() -> None:
+    opened = _delta({"index": 0, "id": "a", "function": {"name": "Write", "arguments": '{"path": '}})
+    more = _delta(
+        {"index": None, "function": {"arguments": '"x", '}},
+        {"index": None, "function": {"arguments": '"content": "y"}'}},
+    )
+    assert [(c.id, c.input) for c in _calls(opened, more)] == [("a", {"path": "x", "content": "y"})]
+
+
+def test_an_index_that_is_not_an_integer_counts_as_the_fragment_position() -> None:
+    opened = _delta(
+        {"index": 0, "id": "a", "function": {"name": "Read", "arguments": '{"path": '}},
+        {"index": 1, "id": "b", "function": {"name": "Read", "arguments": '{"path": "b"}'}},
+    )
+    # 1.0 equals the open index 1 as a dict key, but it is not an integer: position 0 decides
+    more = _delta({"index": 1.0, "function": {"arguments": '"a"}'}})
+    assert [(c.id, c.input) for c in _calls(opened, more)] == [("a", {"path": "a"}), ("b", {"path": "b"})]
+
+
+def test_an_id_arriving_after_the_first_fragment_is_kept_and_the_next_ones_continue_the_call() -> None:
+    calls = _calls(_tc(0, name="Read", args='{"pa'), _tc(0, id="late", args='th": '), _tc(0, args='"1"}'))
+    assert [(c.id, c.name, c.input) for c in calls] == [("late", "Read", {"path": "1"})]
+
+
+def test_a_new_id_with_arguments_on_a_used_index_takes_the_following_fragments() -> None:
+    calls = _calls(
+        _tc(0, id="a", name="Read", args='{"path": "1"}'),
+        _tc(0, id="b", name="Read", args='{"path": '),
+        _tc(0, args='"2"}'),
+    )
+    assert [(c.id, c.input) for c in calls] == [("a", {"path": "1"}), ("b", {"path": "2"})]
+
+
+def test_name_pieces_on_a_used_index_are_concatenated() -> None:
+    calls = _calls(_tc(0, id="a", name="Re"), _tc(0, name="ad", args='{"path": "x"}'))
+    assert [(c.id, c.name, c.input) for c in calls] == [("a", "Read", {"path": "x"})]
+
+
+def test_arguments_sent_as_an_object_or_missing_on_an_open_call() -> None:
+    calls = _calls(
+        _tc(0, id="a", name="Write"),
+        _delta({"index": 0}, {"index": 0, "function": {}}),  # nothing to add
+        _delta({"index": 0, "function": {"arguments": {"path": "x"}}}),
+    )
+    assert [(c.id, c.raw_arguments, c.input) for c in calls] == [("a", '{"path": "x"}', {"path": "x"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        ' {"a": 1}',
+        '{"a": 1} ',
+        '\t{"a": [1, 2.5, null, true]}\r\n',
+        '{"a": 1} x',
+        "{} {}",
+        '{"a": 1',
+        "\ufeff{}",
+        "",
+        "  ",
+        "[NaN, Infinity]",
+        '"text"',
+        '{"a": "\x01"}',  # a raw control character: json.loads is strict
+        '{"a": "\\ud800"}',
+        '{"a": 1}\x00',
+    ],
+)
+def test_payloads_are_decoded_exactly_as_json_loads_decodes_them(text: str) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            _loads(text)
+        return
+    assert repr(_loads(text)) == repr(expected)
+
+
+def test_whitespace_around_a_payload_is_accepted_and_trailing_garbage_ignored() -> None:
+    body = b'data:  {"choices": [{"index": 0, "delta": {"content": "a"}}]}  \n\n'
+    body += b'data: {"choices": [{"index": 0, "delta": {"content": "b"}}]} x\n\n'
+    body += b'data: {"choices": [{"index": 0, "delta": {"content": "c"}}]}\n\ndata: [DONE]\n\n'
+    events, done = parse_stream(body)
+    assert done and _text(events) == "ac"
 
 
 @pytest.mark.parametrize("limit", [1024, 2048, 4096, 8192, 16384, 32768, 65536])
