@@ -189,11 +189,16 @@ class StreamAssembler:
         try:
             # decoding first is what json.loads does with bytes, minus its encoding sniffing (~25% faster)
             chunk = _loads(payload.decode("utf-8", "surrogatepass"))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a payload nested thousands of levels deep
             return []
         if not isinstance(chunk, dict):
             return []
-        return self.feed(chunk)
+        try:
+            return self.feed(chunk)
+        except (AttributeError, TypeError, ValueError, RecursionError):
+            # a chunk shaped otherwise than the protocol says (a number where an object goes…): the
+            # proxy's text is untrusted; it is ignored like invalid JSON, never a crash
+            return []
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         """Process one decoded chunk and return the events it carries."""
@@ -201,20 +206,22 @@ class StreamAssembler:
             raise _error_from_payload(chunk["error"])
         events: list[StreamEvent] = []
         choices = chunk.get("choices")
-        if choices:
+        if choices and type(choices) is list:
             for choice in choices:
+                if type(choice) is not dict:
+                    continue
                 delta = choice.get("delta") or choice.get("message")
-                if delta:
+                if delta and type(delta) is dict:
                     content = delta.get("content")
-                    if content and len(delta) == 1:
+                    if content and len(delta) == 1 and type(content) is str:
                         events.append(TextDelta(content))  # the usual text delta: no other key to look up
                     else:
                         self._add_delta(delta, content, events)
                 finish = choice.get("finish_reason")
-                if finish:
+                if finish and type(finish) is str:
                     self.finish_reason = finish
         usage = chunk.get("usage")
-        if usage:
+        if usage and type(usage) is dict:
             self.usage = usage
             events.append(self._usage_event(usage))
         return events
@@ -222,15 +229,15 @@ class StreamAssembler:
     def _add_delta(self, delta: dict[str, Any], content: Any, events: list[StreamEvent]) -> None:
         """Any delta: reasoning, thinking blocks, text (its ``content`` already read), tool-call fragments."""
         reasoning = delta.get("reasoning_content")
-        if reasoning:
+        if reasoning and isinstance(reasoning, str):
             events.append(ReasoningDelta(reasoning))
         blocks = delta.get("thinking_blocks")
         if blocks:
             self._add_thinking(blocks)
-        if content:
+        if content and isinstance(content, str):
             events.append(TextDelta(content))
         calls = delta.get("tool_calls")
-        if calls:
+        if calls and type(calls) is list:
             self._add_fragments(calls)
 
     def _add_thinking(self, blocks: Any) -> None:
@@ -281,6 +288,8 @@ class StreamAssembler:
         """A delta's ``tool_calls``: fragments of calls, accumulated by index."""
         by_index = self._by_index
         for position, fragment in enumerate(fragments):
+            if type(fragment) is not dict:
+                continue
             index = fragment.get("index")
             function = fragment.get("function")
             # the usual fragment: more arguments for the call open on its (integer) index, no id, no
@@ -298,8 +307,14 @@ class StreamAssembler:
     def _add_fragment(self, fragment: dict[str, Any], position: int) -> None:
         index = fragment.get("index")
         call_id = fragment.get("id") or None
+        if call_id is not None and not isinstance(call_id, str):
+            call_id = str(call_id)
         function = fragment.get("function") or {}
+        if not isinstance(function, dict):
+            function = {}
         name = function.get("name") or ""
+        if not isinstance(name, str):
+            name = ""
         args = function.get("arguments")
         if not isinstance(index, int):
             index = position

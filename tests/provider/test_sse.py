@@ -470,3 +470,35 @@ def test_non_streaming_completion_bodies(name: str) -> None:
     else:
         assert [(c.name, c.input) for c in calls] == [("read_file", {"path": "a.py"})]
         assert events[-1] == Done("tool_use")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"choices": [1]}',
+        b'{"choices": [{"delta": "x"}]}',
+        b'{"choices": "abc"}',
+        b'{"usage": 5}',
+        b"[" * 100_000,  # nested past the JSON decoder's recursion limit
+        b'{"choices": [{"delta": {"tool_calls": [1]}}]}',
+        b'{"choices": [{"delta": {"content": 5}}]}',
+        b'{"choices": [{"delta": {"reasoning_content": ["x"]}}]}',
+        b'{"usage": {"prompt_tokens": "many"}}',
+    ],
+)
+def test_a_chunk_shaped_otherwise_is_ignored_never_a_crash(payload: bytes) -> None:
+    # the proxy's text is untrusted: a wrong shape is ignored like invalid JSON, and what follows still counts
+    assembler = StreamAssembler()
+    assert assembler.feed_payload(payload) == []
+    assert assembler.feed_payload(b'{"choices": [{"delta": {"content": "ok"}}]}') == [TextDelta("ok")]
+
+
+def test_odd_types_in_a_tool_call_fragment_and_finish_reason_are_tolerated() -> None:
+    assembler = StreamAssembler()
+    fragment = {"index": 0, "id": 7, "function": {"name": 3, "arguments": "{}"}}
+    assembler.feed_payload(
+        json.dumps({"choices": [{"delta": {"tool_calls": [fragment]}, "finish_reason": ["x"]}]}).encode()
+    )
+    (call, done) = assembler.finish()
+    assert isinstance(call, ToolUse) and call.id == "7" and call.name == "" and call.input == {}
+    assert isinstance(done, Done) and done.stop_reason == "tool_use"  # the list was not taken as a finish reason
