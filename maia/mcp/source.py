@@ -15,7 +15,7 @@ import contextlib
 import re
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -400,40 +400,29 @@ class _Server:
         return outcome.text
 
 
-async def _list_tools(client: Client) -> list[Mapping[str, Any]]:
-    tools: list[Mapping[str, Any]] = []
+async def _paged(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Mapping[str, Any]]:
+    """Every item of a paginated MCP list (``field`` of each page), ``MAX_PAGES`` pages at most."""
+    items: list[Mapping[str, Any]] = []
     cursor: str | None = None
     for _page in range(MAX_PAGES):
-        result = await client.list_tools(cursor=cursor)
-        tools.extend(model_dump(t) for t in result.tools)
+        result = await fetch(cursor)
+        items.extend(model_dump(item) for item in getattr(result, field))
         cursor = result.next_cursor
         if not cursor:
             break
-    return tools
+    return items
+
+
+async def _list_tools(client: Client) -> list[Mapping[str, Any]]:
+    return await _paged(lambda cursor: client.list_tools(cursor=cursor), "tools")
 
 
 async def _list_prompts(client: Client) -> list[Mapping[str, Any]]:
-    prompts: list[Mapping[str, Any]] = []
-    cursor: str | None = None
-    for _page in range(MAX_PAGES):
-        result = await client.list_prompts(cursor=cursor)
-        prompts.extend(model_dump(p) for p in result.prompts)
-        cursor = result.next_cursor
-        if not cursor:
-            break
-    return prompts
+    return await _paged(lambda cursor: client.list_prompts(cursor=cursor), "prompts")
 
 
 async def _list_resources(client: Client) -> list[Mapping[str, Any]]:
-    resources: list[Mapping[str, Any]] = []
-    cursor: str | None = None
-    for _page in range(MAX_PAGES):
-        result = await client.list_resources(cursor=cursor)
-        resources.extend(model_dump(r) for r in result.resources)
-        cursor = result.next_cursor
-        if not cursor:
-            break
-    return resources
+    return await _paged(lambda cursor: client.list_resources(cursor=cursor), "resources")
 
 
 def _prompt_info(server: str, raw: Mapping[str, Any]) -> PromptInfo:
