@@ -340,9 +340,9 @@ class _Reader:
             raise NotPlain("an operator without a command after it")
 
     def separator(self, operator: str) -> None:
-        had_command = self.cur is not None or self.after_compound
-        self.finish()
-        if operator != "\n" and not had_command:
+        if self.cur is not None:
+            self.finish()
+        elif operator != "\n" and not self.after_compound:
             raise NotPlain(f"{operator} without a command before it")
         self.after_compound = False
         if operator in ("|", "|&"):
