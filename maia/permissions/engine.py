@@ -22,9 +22,9 @@ from maia.i18n import _
 from maia.permissions import programs
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.paths import locations, names_area, path_matches, protected
+from maia.permissions.paths import ProtectedAreas, locations, names_area, path_matches, protected
 from maia.permissions.plain import NotPlain, PlainScript, parse_plain
-from maia.permissions.rules import Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
+from maia.permissions.rules import BashPattern, Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
 from maia.permissions.subject import (
     CommandSubject,
     McpSubject,
@@ -255,9 +255,10 @@ class _Index:
     """A family's Bash rules by the first word of their pattern, so a part only meets its own rules."""
 
     bare: Rule | None = None
-    by_word: dict[str, list[Rule]] = field(default_factory=dict)
-    wild: list[Rule] = field(default_factory=list)
+    by_word: dict[str, list[tuple[Rule, BashPattern]]] = field(default_factory=dict)
+    wild: list[tuple[Rule, BashPattern]] = field(default_factory=list)
     memo: dict[str, Rule | None] = field(default_factory=dict)
+    heads: dict[str, bool] = field(default_factory=dict)  # may_match of a part without assignments, by program
 
     @classmethod
     def of(cls, rules: Iterable[Rule]) -> _Index:
@@ -266,11 +267,13 @@ class _Index:
             if rule.pattern is None or bash_pattern(rule.pattern).words in ((), ("*",)):
                 index.bare = index.bare or rule
                 continue
-            first = bash_pattern(rule.pattern).words[0]
+            pattern = bash_pattern(rule.pattern)
+            first = pattern.words[0]
             if "*" in first:
-                index.wild.append(rule)
+                index.wild.append((rule, pattern))
             else:
-                index.by_word.setdefault(first.split(":", 1)[0] if first.endswith(":*") else first, []).append(rule)
+                word = first.split(":", 1)[0] if first.endswith(":*") else first
+                index.by_word.setdefault(word, []).append((rule, pattern))
         return index
 
     def __bool__(self) -> bool:
@@ -281,22 +284,31 @@ class _Index:
         if self.bare is not None or self.wild or not part.words:
             return True
         program = part.words[0]
-        heads = {program.split(" ", 1)[0], programs.program_name(program).split(" ", 1)[0]}
-        if part.assignments:
-            heads.add(part.assignments[0].split(" ", 1)[0])
-        return any(head in self.by_word for head in heads)
+        by_word = self.by_word
+        known = self.heads.get(program)
+        if known is None:
+            known = self.heads[program] = (
+                program.partition(" ")[0] in by_word or programs.program_name(program).partition(" ")[0] in by_word
+            )
+        return known or (bool(part.assignments) and part.assignments[0].partition(" ")[0] in by_word)
 
     def first(self, texts: Sequence[str]) -> Rule | None:
         if self.bare is not None:
             return self.bare
+        memo = self.memo
         for text in texts:
-            if text in self.memo:
-                found = self.memo[text]
+            if text in memo:
+                found = memo[text]
             else:
-                first_word = text.split(" ", 1)[0]
-                candidates = [*self.by_word.get(first_word, ()), *self.wild]
-                found = next((r for r in candidates if bash_pattern(r.pattern or "*").fullmatch(text)), None)
-                self.memo[text] = found
+                found = None
+                for candidates in (self.by_word.get(text.partition(" ")[0], ()), self.wild):
+                    for rule, pattern in candidates:
+                        if pattern.fullmatch(text):
+                            found = rule
+                            break
+                    if found is not None:
+                        break
+                memo[text] = found
             if found is not None:
                 return found
         return None
@@ -330,6 +342,11 @@ def allow_forms(part: Part, cwd: Path) -> list[str]:
     """The texts an allow rule may cover: the part as written, the bare name for a program in a
     system folder, without its inert prefix, and past harmless global options."""
     words = list(part.words)
+    if "/" not in words[0] and (len(words) < 2 or not words[1].startswith("-")):
+        # no folder to drop and no global option to skip (subcommand_forms finds none): the part
+        # as written, and with its prefix
+        text = " ".join(words)
+        return [text, " ".join([*part.assignments, *words])] if part.assignments else [text]
     variants = [tuple(words)]
     directory, _slash, base = words[0].rpartition("/")
     if directory and base and directory.rstrip("/") in programs.SYSTEM_DIRS:
@@ -407,7 +424,9 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         parts.extend([*reading.parts, *reading.fallback_parts])
         redirects.extend([*reading.redirects, *reading.fallback_redirects])
         uncertain = reading.uncertain
-    found = _deny_or_ask(command, parts, redirects, ruleset, cwd) if watching else None
+    # where each redirection target is (as written, links resolved), resolved once for this decision
+    found_at: dict[str, tuple[str, str]] = {}
+    found = _deny_or_ask(command, parts, redirects, ruleset, cwd, found_at) if watching else None
     if found is None and plain is not None and plain.inputs:
         found = _inputs_deny_or_ask(plain.inputs, ruleset, cwd)
     if found is not None:
@@ -416,17 +435,24 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         budget = next((u for u in uncertain if "time budget" in u), None)
         why = budget or not_plain or "?"
         return _ask(_("the command is not plain ({why}): only a person can allow it").format(why=why), doubt=watching)
-    return _bash_allow(plain, ruleset, cwd, watching)
+    return _bash_allow(plain, ruleset, cwd, watching, found_at)
 
 
 def _deny_or_ask(
-    command: str, parts: list[Part], redirects: list[Redirect], ruleset: RuleSet, cwd: Path
+    command: str,
+    parts: list[Part],
+    redirects: list[Redirect],
+    ruleset: RuleSet,
+    cwd: Path,
+    found_at: dict[str, tuple[str, str]] | None = None,
 ) -> Decision | None:
     keys: dict[tuple[Any, ...], Part] = {}
     for part in parts:
-        keys.setdefault(part.key(), part)
+        # most parts have words only: the words are the key (a tuple of strings never equals a key())
+        keys.setdefault(part.words if not part.assignments and not part.opaque else part.key(), part)
     file_redirects = _file_redirects(redirects)
-    found_at: dict[str, tuple[str, str]] = {}  # each target's locations, resolved once per decision
+    if found_at is None:
+        found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = {}
     whole = " ".join(command.split())
     for verdict in (Verdict.DENY, Verdict.ASK):
@@ -521,7 +547,13 @@ def _rule_words(pattern: str) -> tuple[str, ...]:
     return bash_pattern(pattern).words
 
 
-def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool) -> Decision:
+def _bash_allow(
+    plain: PlainScript,
+    ruleset: RuleSet,
+    cwd: Path,
+    watching: bool,
+    found_at: dict[str, tuple[str, str]] | None = None,
+) -> Decision:
     index = _Index.of(r for r in ruleset.allow if r.tool == "Bash")
     if not index:
         return _ask(_("no rule applies to Bash: ask"), doubt=watching and any(p.opaque for p in plain.parts))
@@ -530,7 +562,11 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
     used: list[str] = []
     seen: set[tuple[Any, ...]] = set()
     for part in plain.parts:
-        key = (*part.key(), part.folder_moved, part.open_words)
+        # most parts have words only: the words are the key (a tuple of strings never equals the long key)
+        if part.assignments or part.opaque or part.folder_moved or part.open_words:
+            key: tuple[Any, ...] = (*part.key(), part.folder_moved, part.open_words)
+        else:
+            key = part.words
         if key in seen:
             continue
         seen.add(key)
@@ -556,8 +592,8 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
                     doubt=watching,
                 )
             return _ask(_("no allow rule covers `{part}`: ask").format(part=_show(texts[0])), doubt=False)
-        if rule.pattern is not None and bash_pattern(rule.pattern).words != ("*",):
-            words = _rule_words(rule.pattern)
+        words = _rule_words(rule.pattern) if rule.pattern is not None else ("*",)
+        if words != ("*",):
             for danger in programs.dangers(part, cwd):
                 if not programs.names_option(words, danger):
                     return _ask(
@@ -573,6 +609,9 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
         return reading
     allowing = _redirect_rules(ruleset.allow)
     folders: dict[str, str] = {}  # resolved folders, for this decision only
+    if found_at is None:
+        found_at = {}
+    areas = ProtectedAreas(cwd)  # read once for this decision
     for redirect in _file_redirects(plain.redirects):
         if not redirect.certain:
             return _ask(
@@ -581,8 +620,9 @@ def _bash_allow(plain: PlainScript, ruleset: RuleSet, cwd: Path, watching: bool)
                 ),
                 doubt=True,
             )
-        where = locations(redirect.target, cwd, folders)
-        area = protected(redirect.target, cwd, where)
+        where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
+        found_at[redirect.target] = where
+        area = areas.reached(*where)
         candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where)]
         if area is not None:
             candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]

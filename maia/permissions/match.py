@@ -50,9 +50,12 @@ class Wildcard:
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole text matches."""
+        pieces = self.pieces
+        if len(pieces) == 2 and not pieces[1]:  # `prefix*`, most rules (`git diff *`): one comparison or two
+            return text.startswith(pieces[0]) or (self.head is not None and text == self.head[0])
         if self.head is not None and _pieces_match(self.head, text):
             return True
-        return _pieces_match(self.pieces, text)
+        return _pieces_match(pieces, text)
 
     @property
     def literal_prefix(self) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 DYN = "\x00"
 
 _DYNAMIC_TARGET = re.compile(r"[$`*?\[\]{}]")
+_DYNAMIC_PROGRAM = re.compile(r"[*?\[\]{}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +36,10 @@ class Part:
     @property
     def program_dynamic(self) -> bool:
         """The program is only known at run time: such a part is never allowed."""
-        if self.program in ("[", "[["):
+        program = self.program
+        if program in ("[", "[["):
             return False
-        return not self.words or DYN in self.program or bool(re.search(r"[*?\[\]{}]", self.program))
+        return not self.words or DYN in program or bool(_DYNAMIC_PROGRAM.search(program))
 
     def key(self) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
         """What matters for matching rules (position aside)."""

@@ -113,16 +113,39 @@ def protected(value: str, cwd: Path, where: tuple[str, str] | None = None) -> st
     """The protected area a write to ``value`` reaches (``.maia/``, MAIA's home, ``.git/``, the
     project's MAIA.md / AGENTS.md / CLAUDE.md), or None."""
     lexical, real = where if where is not None else locations(value, cwd)
-    lexical_base, real_base = _bases(str(cwd))
-    fold = case_insensitive(real_base)
-    for path, base in ((lexical, lexical_base), (real, real_base)):
-        for area in _areas(base, _home(os.environ.get("MAIA_HOME", ""), os.environ.get("HOME", ""))):
-            if _inside(path, area, fold):
-                return area
-        parts = path.casefold().split("/") if fold else path.split("/")
-        if ".git" in parts:
-            return path[: path.casefold().find("/.git") + 5] if fold else path[: path.find("/.git") + 5]
-    return None
+    return ProtectedAreas(cwd).reached(lexical, real)
+
+
+class ProtectedAreas:
+    """The protected areas of a launch folder, for many targets of one decision: MAIA_HOME and HOME
+    are read once, when it is made (so make one per decision, never keep it)."""
+
+    __slots__ = ("_fold", "_sides")
+
+    def __init__(self, cwd: Path) -> None:
+        lexical_base, real_base = _bases(str(cwd))
+        self._fold = case_insensitive(real_base)
+        home = _home(os.environ.get("MAIA_HOME", ""), os.environ.get("HOME", ""))
+        # per side (as written, links resolved): the areas, and what a path inside one starts with
+        self._sides = tuple(
+            (areas, frozenset(areas), tuple(area.rstrip("/") + "/" for area in areas))
+            for areas in (_areas(lexical_base, home), _areas(real_base, home))
+        )
+
+    def reached(self, lexical: str, real: str) -> str | None:
+        """The protected area a path reaches (:func:`locations` of it: as written, links resolved), or None."""
+        fold = self._fold
+        for path, (areas, exact, starts) in zip((lexical, real), self._sides, strict=True):
+            # most paths are in no area: one comparison says so (without case folding only)
+            if fold or path in exact or path.startswith(starts):
+                for area in areas:
+                    if _inside(path, area, fold):
+                        return area
+            if ".git" in (path.casefold() if fold else path):
+                parts = path.casefold().split("/") if fold else path.split("/")
+                if ".git" in parts:
+                    return path[: path.casefold().find("/.git") + 5] if fold else path[: path.find("/.git") + 5]
+        return None
 
 
 @functools.lru_cache(maxsize=16)

@@ -62,12 +62,19 @@ _OPERATORS = (
     ")",
 )
 _BLANKS = re.compile(r"(?:[ \t]|\\\n)*")  # blanks and line continuations between words
+_NOT_BLANK = re.compile(r"[^ \t]+")
 _OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
-# blanks, then a bare word ended by a blank, an operator or the end, or an operator; anything else
-# (quotes, backslashes, $, #, a new line, a number before a redirection) goes the slow way
+# A bare word without ~ { } * ? [ ] = needs none of the checks of _check_word, nor the assignment
+# ones: only a keyword starting a command is looked at
+_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[\]=][^ \t\n|&;()<>'\"\\$`~{}*?\[\]=]*"
+# blanks, then: a run of such clean words (the first one apart) separated by blanks, the last one
+# ended by a blank, an operator or the end; or a bare word ended the same way; or an operator; or a
+# new line. Anything else (quotes, backslashes, $, #, a number before a redirection) goes the slow way
 _TOKEN = re.compile(
-    r"(?:[ \t]|\\\n)*(?:(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
-    r"|(?P<op>" + _OPERATOR.pattern + r"))?"
+    r"(?:[ \t]|\\\n)*(?:(?P<clean>" + _CLEAN + r")(?:[ \t]+" + _CLEAN + r")*(?=[ \t\n|&;()]|$)"
+    r"|(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
+    r"|'(?P<quoted>[^']*)'(?=[ \t\n|&;()<>]|$)"  # a single-quoted word alone: what word() would read
+    r"|(?P<op>" + _OPERATOR.pattern + r")|(?P<newline>\n))?"
 )
 _REDIRECTS = frozenset({">", ">>", ">|", "<", "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<"})
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -84,11 +91,15 @@ _CLOSERS = {
     "done": ("do",),
 }
 _CONTINUES = {"then": "then", "elif": "if", "else": "else", "do": "do"}
+# every word word_token treats specially when it starts a command
+_KEYWORDS = _UNSUPPORTED_KEYWORDS | frozenset({"!", "{", *_OPENERS, *_CLOSERS})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
 _QUOTED = "\x01"
 _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _TILDE_AFTER = re.compile(r"[=:]~")  # stands for a quoted character in the syntax view of a word
+_PIPE = Stdin("pipe")  # (frozen: one for every command reading a pipe)
+_FILE = Stdin("file")
 
 
 class NotPlain(Exception):
@@ -112,12 +123,15 @@ class _Word:
 
 @dataclass(slots=True)
 class _Command:
+    # a long script has thousands: its words are kept as text, and what most commands lack costs
+    # nothing (an empty tuple, shared), so the garbage collector has fewer objects to look at
     start: int
     group: int
-    words: list[_Word] = field(default_factory=list)
-    assignments: list[str] = field(default_factory=list)
-    redirects: list[tuple[str, _Word]] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)  # their values
+    assignments: tuple[str, ...] = ()
+    redirects: tuple[tuple[str, _Word], ...] = ()
     stdin: Stdin = programs.NO_STDIN
+    open_words: tuple[int, ...] = ()  # indexes of words that may expand to anything (see _open_word)
 
 
 @dataclass(slots=True)
@@ -245,8 +259,8 @@ class _Reader:
             raise NotPlain("a word after a closing ), }, fi or done")
         if self.cur is None:
             self.cur = _Command(self.i, self.group)
-            if self.commands and self.commands[-1].group == self.group and self.pipe_next:
-                self.cur.stdin = Stdin("pipe")
+            if self.pipe_next and self.commands and self.commands[-1].group == self.group:
+                self.cur.stdin = _PIPE
             self.pipe_next = False
         return self.cur
 
@@ -259,13 +273,43 @@ class _Reader:
             found = token(text, self.i)
             assert found is not None  # every alternative can match the empty string
             kind = found.lastgroup
+            if kind == "clean":
+                self.i = found.end("clean")
+                value = found.group("clean")
+                cur = self.cur
+                if cur is None or self.after_compound:
+                    if cur is None and value in _KEYWORDS:
+                        self.word_token(_Word(value, value, found.start("clean")))
+                        continue  # the words after it are read again, next time round
+                    cur = self.command()
+                cur.words.append(value)
+                end = found.end()
+                if end > self.i:  # the other words of the run: arguments, nothing to check
+                    cur.words.extend(_NOT_BLANK.findall(text, self.i, end))
+                    self.i = end
+                continue
             if kind == "word":
                 self.i = found.end()
                 self.word_token(_Word(found.group("word"), found.group("word"), found.start("word")))
                 continue
             if kind == "op":
                 self.i = found.end()
-                self.operator(found.group("op"))
+                op = found.group("op")
+                if op in _SEPARATORS:
+                    self.separator(op)
+                else:
+                    self.operator(op)
+                continue
+            if kind == "quoted":
+                self.i = found.end()
+                value = found.group("quoted")
+                self.word_token(_Word(value, _QUOTED * len(value), found.start("quoted") - 1))
+                continue
+            if kind == "newline":
+                self.i = found.end()
+                self.separator("\n")
+                if self.heredocs:
+                    self.read_heredocs()
                 continue
             self.i = found.start(kind) if kind else found.end()
             if self.i >= n:
@@ -296,9 +340,9 @@ class _Reader:
             raise NotPlain("an operator without a command after it")
 
     def separator(self, operator: str) -> None:
-        had_command = self.cur is not None or self.after_compound
-        self.finish()
-        if operator != "\n" and not had_command:
+        if self.cur is not None:
+            self.finish()
+        elif operator != "\n" and not self.after_compound:
             raise NotPlain(f"{operator} without a command before it")
         self.after_compound = False
         if operator in ("|", "|&"):
@@ -343,7 +387,7 @@ class _Reader:
             self.group_redirects.append((op, target, target.start))
         else:
             command = self.command()
-            command.redirects.append((op, target))
+            command.redirects += ((op, target),)
         if op in ("<<", "<<-"):
             if not target.quoted:
                 raise NotPlain("a here-document with an unquoted delimiter (its text is expanded)")
@@ -354,7 +398,7 @@ class _Reader:
             if self.cur is not None:
                 self.cur.stdin = Stdin("text", target.value + "\n")
         elif op in ("<", "<>", "<&") and self.cur is not None and self.cur.stdin.kind != "text":
-            self.cur.stdin = Stdin("file")
+            self.cur.stdin = _FILE
 
     def word_token(self, word: _Word) -> None:
         if self.cur is None and not word.quoted:
@@ -393,14 +437,16 @@ class _Reader:
                 name = match.group(1)
                 value = word.value[match.end() :]
                 _check_word(word, assignment_value=True)
-                command.assignments.append(f"{name}{match.group(2)}{value}")
+                command.assignments += (f"{name}{match.group(2)}{value}",)
                 return
             if "[" in word.syntax and _ARRAY.match(word.syntax) and "]" in word.value and "=" in word.value:
                 raise NotPlain("an array assignment (its subscript is evaluated)")
             _check_word(word, program=True)
         else:
             _check_word(word)
-        command.words.append(word)
+            if _open_word(word):
+                command.open_words += (len(command.words),)
+        command.words.append(word.value)
 
     def read_heredocs(self) -> None:
         text = self.text
@@ -479,6 +525,7 @@ def parse_plain(
     pending: deque[tuple[Part, Stdin, int, int]] = deque()  # part, its input, depth, wrappers around it
     spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
     folder: Path | None = launch  # where top-level commands run, while it is known
+    no_words: frozenset[int] = frozenset()
     for command in reader.commands:
         for assignment in command.assignments:
             name = assignment.split("=", 1)[0].rstrip("+")
@@ -486,32 +533,33 @@ def parse_plain(
                 raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
         if not command.words and command.assignments:
             raise NotPlain("an assignment statement")
-        words = tuple(w.value for w in command.words)
+        words = tuple(command.words)
         reason = programs.not_plain_builtin(words)
         if reason is not None:
             raise NotPlain(reason)
-        open_words = (
-            frozenset(k for k, w in enumerate(command.words) if k and _open_word(w))
-            if any(w.syntax[:1] in ("*", "?", "[") for w in command.words[1:])
-            else frozenset()
-        )
+        open_words = frozenset(command.open_words) if command.open_words else no_words
         if words:
             part = Part(
                 words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
             )
             pending.append((part, command.stdin, depth, 0))
-        base = str(folder) if folder is not None and folder is not launch else None
-        for op, target in command.redirects:
-            _add_redirect(script, op, target, command.start, command.group, base)
-        if words and programs.program_name(words[0]) in programs.FOLDER_CHANGERS:
-            folder = _folder_after(Part(words), folder, launch)
-        if words and programs.program_name(words[0]) in ("echo", "printf"):
-            spoken.append(" ".join(words[1:]))
+        if command.redirects:
+            base = str(folder) if folder is not None and folder is not launch else None
+            for op, target in command.redirects:
+                _add_redirect(script, op, target, command.start, command.group, base)
+        if words:
+            name = programs.program_name(words[0])
+            if name in programs.FOLDER_CHANGERS:
+                folder = _folder_after(Part(words), folder, launch)
+            elif name in ("echo", "printf"):
+                spoken.append(" ".join(words[1:]))
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
     while pending:
         part, stdin, level, wrappers = pending.popleft()
         script.parts.append(part)
+        if not programs.may_act(programs.program_name(part.program)):
+            continue  # no folder change, no link, nothing run inside: most parts
         if programs.changes_folder(part):
             moved_at.append((part.position, part.group))
             # past a few changes the folder is not followed any more (each check resolves links)
@@ -580,8 +628,10 @@ def parse_plain(
         # something reads commands it was given: deny rules look at every text that could be it
         script.hidden_texts.extend([*reader.texts, *spoken])
     away, moved, links = _Events(away_at), _Events(moved_at), _Events(links_at)
-    script.parts = [_mark_moved(p, away) for p in script.parts]
-    script.redirects = [_judge_redirect(r, moved, links) for r in script.redirects]
+    if away.first is not None:  # else nothing moved: every part stays as it is
+        script.parts = [_mark_moved(p, away) for p in script.parts]
+    if moved.first is not None or links.first is not None:  # else every redirection stays as it is
+        script.redirects = [_judge_redirect(r, moved, links) for r in script.redirects]
     return script
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -1710,3 +1711,13 @@ def may_create_links(part: Part) -> bool:
         forms = subcommand_forms(part.words, for_allow=False) or [part.words]
         return any(len(form) > 1 and form[1] in _GIT_TREE_WRITERS for form in [part.words, *forms])
     return False
+
+
+_ACTING = FOLDER_CHANGERS | _LINK_MAKERS | {"git"} | _RUNNERS
+
+
+@functools.lru_cache(maxsize=1024)
+def may_act(name: str) -> bool:
+    """False when :func:`changes_folder`, :func:`may_create_links` and :func:`inner_commands` are sure
+    to find nothing in a part whose program is named ``name`` (most programs: ``ls``, ``grep``…)."""
+    return name in _ACTING or _interpreter_key(name) is not None

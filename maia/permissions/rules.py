@@ -245,6 +245,8 @@ class BashPattern:
 
     def fullmatch(self, text: str) -> bool:
         """Whether a command text matches."""
+        if len(self.forms) == 1:  # most patterns (no generator on this hot path)
+            return self.forms[0].fullmatch(text)
         return any(form.fullmatch(text) for form in self.forms)
 
     @property
