@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -224,6 +225,14 @@ def add(
     path = project_config_path(env.launch) if project else user_config_path(env.home)
     add_server(env.home, path, name, entry)
     click.echo(_("Added {name} to {path}.").format(name=name, path=path))
+    if "url" not in entry and _unknown_program(target[0], env.launch, cwd):
+        # `maia mcp add docs docs.example.com/mcp`: a URL without its scheme reads as a local command
+        warn(
+            _(
+                "{program} is not a program on PATH nor a file: for a remote server, write its URL with "
+                "https:// (maia mcp add {name} https://…)."
+            ).format(program=target[0], name=name)
+        )
     if project:
         message = _('It starts only when your own ~/.maia/settings.json allows it: {{"allow": ["Mcp({name})"]}}.')
         click.echo(message.format(name=name))
@@ -234,6 +243,16 @@ def add(
                 "check with: maia mcp test {name}"
             ).format(name=name)
         )
+
+
+def _unknown_program(program: str, launch: Path, cwd: str | None) -> bool:
+    """Whether a local server's command names no program on PATH and no file (${VAR} aside)."""
+    import shutil
+
+    if "${" in program or shutil.which(program) is not None:
+        return False
+    folder = launch / cwd if cwd else launch
+    return not (folder / program).expanduser().exists()
 
 
 @mcp.command("remove", context_settings=CONTEXT_SETTINGS, short_help=_("Remove a server's declaration."))

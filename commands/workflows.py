@@ -80,10 +80,14 @@ def _start(
     import sys
 
     from maia.workflows.orchestrator import AgentFileError
+    from maia.workflows.orchestrator import agent_file as find_agent_file
     from maia.workflows.worker import RunOptions, check_agent_file, new_record, run_workflow
 
     env = environment()
     path = agent_file.expanduser()
+    # a path that names no AGENT.md is a usage error: nothing is recorded (a file that is there but
+    # broken is, as a failed workflow, with its log)
+    find_agent_file(path if path.is_absolute() else env.launch / path)
     options = RunOptions(
         home=env.home,
         launch=env.launch,

@@ -136,6 +136,13 @@ def test_add_and_remove_keep_everything_else_in_place(home: Path, project: Path)
     assert not list(project.iterdir())  # no lock or temporary file left in the project
 
 
+def test_a_url_without_its_scheme_is_kept_as_a_command_with_a_warning(home: Path) -> None:
+    code, _out, err = maia("add", "docs", "docs.example.com/mcp")
+    assert code == 0 and "is not a program on PATH nor a file" in err and "https://" in err
+    code, _out, err = maia("add", "files", "--", sys.executable, "-m", "srv")  # a real program: no warning
+    assert code == 0 and "not a program" not in err
+
+
 def test_project_file(home: Path, project: Path) -> None:
     code, out, _err = maia("add", "--project", "proj", "--", "./serve", "--port", "0")
     path = project / ".mcp.json"

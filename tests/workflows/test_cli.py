@@ -61,6 +61,8 @@ def test_bad_arguments(tmp_path: Path, make_parent: Callable[..., Path]) -> None
     empty.mkdir()
     done = maia("run", str(empty))
     assert done.returncode == 2 and f"Error: {empty}: no AGENT.md in this folder." in done.stderr
+    listed = maia("workflows", "--all")  # a path naming no AGENT.md is bad usage: nothing was recorded
+    assert "wf_" not in listed.stdout and "recorded as failed" not in done.stderr
     done = maia("run", str(make_parent()), "--timeout", "0")
     assert done.returncode == 2 and "Error: --timeout: '0': a time limit must be longer than zero" in done.stderr
     done = maia("run", str(make_parent()), "--permission-mode", "maybe")
