@@ -21,7 +21,24 @@ from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.sessions import SessionManager, SessionStore
 from maia.storage import write_atomic
 
-WORDS = ["def", "class", "return", "import", "self", "value", "config", "request", "response", "error", "parse", "token", "session", "file", "the", "of"]
+WORDS = [
+    "def",
+    "class",
+    "return",
+    "import",
+    "self",
+    "value",
+    "config",
+    "request",
+    "response",
+    "error",
+    "parse",
+    "token",
+    "session",
+    "file",
+    "the",
+    "of",
+]
 
 
 def conversation(target_bytes: int, seed: int = 1) -> list[Message]:
