@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.common import interleaved, report
+from common import interleaved, report
+
 from maia.codec import SavedSession
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.sessions import SessionManager, SessionStore
