@@ -7,6 +7,7 @@ import functools
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
@@ -52,8 +53,13 @@ def remove_stale_temps(path: Path) -> None:
                     os.unlink(entry.path)
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+def write_atomic(
+    path: Path, data: str | bytes | Sequence[str | bytes | memoryview], *, mode: int | None = None
+) -> None:
     """Replace ``path`` in one step: temp file in the same folder, fsync, rename.
+
+    ``data`` may be a sequence of pieces, written one after the other (a large text and a small
+    non-ASCII head are each encoded alone: joined, the whole text would be copied and widened).
 
     ``mode`` None keeps an existing file's mode and gives a new file ``0666 & ~umask`` (as any editor
     would); an explicit mode (0600 for private files) is always applied.
@@ -69,7 +75,8 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for piece in data if isinstance(data, list | tuple) else (data,):
+                handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, target_mode)

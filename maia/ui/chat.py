@@ -142,6 +142,7 @@ class ChatApp:
                 settings=self.settings,
                 model=model,
                 origin="chat",
+                mcp_in_background=True,
             ),
             self.ui,
             counter=TokenCounter(ready=tokens.ready),
@@ -151,6 +152,7 @@ class ChatApp:
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
         self.ui.store.completer = ChatCompleter(self)
+        self._app.on_source_report = self.announce_source
         self.announce(self._app.report, startup=True)
         self.ui.info(self.summary())
         self.watch_mcp()
