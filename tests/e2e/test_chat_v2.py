@@ -468,7 +468,10 @@ def test_status_shows_model_context_session_mode_and_cost(server: HTTPServer, st
     term.send("hello\r")
     term.wait_for("Priced.")
     term.send("/status\r")
-    screen = term.wait_for("Cost so far:  $0.0042")
+    # the whole block, settled: while the answer's Markdown is still rendering, the chat previews what follows
+    # it in its live area, cut at the top (a read then saw "Cost so far" without "Model:")
+    whole = ("Model:", "Context:", "Session:", "Mode:", "Cost so far:  $0.0042", "No permission rules defined")
+    screen = term.wait_settled(lambda: all(row in term.everything() for row in whole), "no whole /status")
     rows = {line.split(":")[0].split()[-1]: line.split(":", 1)[1].strip() for line in screen.split("\n") if ":" in line}
     assert rows["Model"] == "scripted-openai" and rows["Mode"] == "ask" and rows["Session"].startswith("session_")
     assert "/ 128,000 tokens" in screen and "Maximum context: 128,000 tokens" in screen
@@ -627,10 +630,14 @@ def test_an_agent_run_with_ampersand_says_so_once_and_its_answer_joins_the_next_
     term = start()
     ready(term)
     term.send("&rev check main.py\r")
-    term.wait_for("Its answer joins your next request.")
-    screen = term.everything()
+    # the summary is Markdown, rendered on a worker thread: until it is, the chat previews the line after it
+    # ("Its answer joins…") alone in its live area; the test waits for both, on a settled screen
+    ends = ("Verdict: all fine.", "Its answer joins your next request.")
+    screen = term.wait_settled(lambda: all(text in term.everything() for text in ends), "no summary")
     assert "· 1 sub-agent ·" in screen  # the start-up line, in the singular
     assert screen.count("Verdict: all fine.") == 1 and screen.count('Sub-agent "rev" finished in') == 1, screen
+    assert screen.index('Sub-agent "rev" finished in') < screen.index("Verdict: all fine.")
+    assert screen.index("Verdict: all fine.") < screen.index("Its answer joins your next request.")
     term.send("thanks\r")
     term.wait_for("Noted.")
     sent = json.dumps(bodies(server)[-1]["messages"])
