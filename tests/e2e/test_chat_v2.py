@@ -159,8 +159,9 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.send("s")
     term.wait_for("Ran once.")
     term.send("/permissions\r")
-    screen = term.wait_for("This session")
-    assert "ALLOW  Bash(echo *)" in screen and "/permissions remove [RULE]" in screen
+    # three messages, three frames: wait for the last one too, on a settled screen
+    listed = ("This session", "ALLOW  Bash(echo *)", "/permissions remove [RULE]")
+    term.wait_settled(lambda: all(text in term.everything() for text in listed), "no whole /permissions")
     term.send("/permissions remove\r")
     term.wait_for("Rule to remove")
     term.send("\r")
@@ -188,9 +189,10 @@ def test_diff_is_whole_and_in_a_repository_adds_git_diff(
     term.send("rewrite f.txt\r")
     term.wait_for("Written.")
     term.send("/diff\r")
-    screen = term.wait_for("git diff HEAD of these files")
-    # the whole diff: both ends of the file, well past a preview's few lines
-    assert screen.count("+first") == 2 and screen.count("+last") == 2 and "diff --git a/f.txt b/f.txt" in screen
+    # the whole diff: both ends of the file, well past a preview's few lines, in MAIA's diff and in git's (printed
+    # after "git diff HEAD of these files", in a frame of its own: waited for, on a settled screen)
+    screen = term.wait_settled(lambda: "diff --git a/f.txt b/f.txt" in term.everything(), "no git diff")
+    assert screen.count("+first") == 2 and screen.count("+last") == 2 and "git diff HEAD of these files" in screen
 
 
 def test_a_long_diff_scrolls_inside_the_question(
