@@ -23,6 +23,7 @@ ENVIRONMENT = [
     ("LITELLM_API_KEY", "The proxy's key when settings.json has no LiteLLM_API_Key (never passed to commands)."),
     ("MAIA_DEBUG_LLM", "1 records the raw stream in ~/.maia/maia-llm-debug.log (0600); a path chooses the file."),
     ("MAIA_NO_MARKDOWN", "1 shows answers as plain text instead of Markdown."),
+    ("MAIA_RETRY_SCALE", "A factor on MAIA's own waits before a retry (0.5 halves them, 0: at once); 1 by default."),
     ("NO_COLOR", "No colours (any value)."),
     ("FORCE_COLOR", "Colours even where the terminal description has none."),
     ("TERM", "dumb: no colours and no redrawing in place."),

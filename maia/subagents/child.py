@@ -301,7 +301,7 @@ async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
     (told to the parent) and try again."""
     from maia.app.retry import RetryPolicy
 
-    policy = RetryPolicy()
+    policy = RetryPolicy.from_environment()  # MAIA_RETRY_SCALE, inherited from the parent
     counts = {"rate_limited": 0, "overloaded": 0}
     while True:
         try:
