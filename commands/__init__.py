@@ -89,6 +89,12 @@ class LazyGroup(click.Group):
             raise ReportedError(error) from None
         except KeyboardInterrupt:
             raise ReportedError(Interrupted()) from None
+        except OSError as error:  # a full disk or a read-only home is the machine's state, not a bug
+            from maia.storage import describe_storage_error, storage_error
+
+            if not storage_error(error):
+                raise
+            raise ReportedError(MaiaError(describe_storage_error(error))) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -15,12 +15,14 @@ import contextlib
 import os
 import signal
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maia.errors import ExitStatus, MaiaError, NotFoundError, UsageError
 from maia.i18n import _
+from maia.storage import describe_storage_error, disk_full, storage_error
 from maia.workflows.asking import Asker, Log
 from maia.workflows.book import AgentBook
 from maia.workflows.duration import format_duration
@@ -195,14 +197,39 @@ class Worker:
 
     # --- the record -------------------------------------------------------------------------
 
+    def _save(self, write: Callable[[], None]) -> OSError | None:
+        """Write; on a full disk give the workflow's reserve back and try once more. The storage error
+        (full, read-only, not writable) when it still fails; any other error is raised."""
+        try:
+            write()
+            return None
+        except OSError as error:
+            if not storage_error(error):
+                raise
+            if not (disk_full(error) and self.workflow.free_reserve()):
+                return error
+        try:
+            write()
+            return None
+        except OSError as again:
+            if not storage_error(again):
+                raise
+            return again
+
     def _end(self, state: str, code: int, error: str | None = None, result: str | None = None) -> Outcome:
         if self.book is not None:
             with contextlib.suppress(OSError, MaiaError):
                 self.book.close()
         try:
-            end_record(self.workflow, state, code, error)
-        except (OSError, MaiaError) as failure:
-            self.log("error", _("The workflow's record could not be written: {error}").format(error=failure))
+            failure = self._save(lambda: end_record(self.workflow, state, code, error))
+        except (OSError, MaiaError) as broken:
+            failure = None
+            self.log("error", _("The workflow's record could not be written: {error}").format(error=broken))
+        if failure is not None:
+            self.log(
+                "error",
+                _("The workflow's record could not be written: {error}").format(error=describe_storage_error(failure)),
+            )
         if state == "done":
             self.log("done", _("Workflow {id} done.").format(id=self.workflow.id))
         else:
@@ -244,6 +271,11 @@ class Worker:
             return self._end("error", int(ExitStatus.INTERRUPTED), _("Interrupted by a signal."))
         except MaiaError as error:
             return self._end("error", int(error.exit_status), described(error))
+        except OSError as error:
+            if not storage_error(error):
+                self.log("error", traceback.format_exc().rstrip())
+                return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
+            return self._end("error", int(ExitStatus.ERROR), describe_storage_error(error))
         except Exception as error:  # a bug: the registry says so, run.log has the traceback
             self.log("error", traceback.format_exc().rstrip())
             return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
@@ -335,10 +367,24 @@ class Worker:
             return self._cancelled()
         except MaiaError as error:
             return self._end("error", int(error.exit_status), described(error))
+        except OSError as error:
+            if not storage_error(error):
+                self.log("error", traceback.format_exc().rstrip())
+                return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
+            return self._end("error", int(ExitStatus.ERROR), describe_storage_error(error))
         except Exception as error:  # a bug: the registry says so, run.log has the traceback
             self.log("error", traceback.format_exc().rstrip())
             return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
-        self.workflow.write_result(text)
+        failure = self._save(lambda: self.workflow.write_result(text))
+        if failure is not None:  # the answer is not lost: maia run prints it (run.log for a detached one)
+            return self._end(
+                "error",
+                int(ExitStatus.ERROR),
+                _("The final answer could not be saved ({error}); it was printed on the standard output.").format(
+                    error=describe_storage_error(failure)
+                ),
+                result=text,
+            )
         return self._end("done", int(ExitStatus.OK), result=text)
 
     def _cancelled(self) -> Outcome:
