@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "permissions": ("maia.commands.permissions:permissions", N_("Show the permission rules and test a tool call.")),
     "reply": ("maia.commands.workflow_steer:reply", N_("Answer the question a workflow asked.")),
     "result": ("maia.commands.workflow_view:result", N_("Print a workflow's final answer.")),
+    "resume": ("maia.commands.workflows:resume", N_("Carry on a workflow that ended in error.")),
     "run": ("maia.commands.workflows:run", N_("Run an autonomous workflow (a parent agent and its sub-agents).")),
     "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
     "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),

@@ -421,7 +421,9 @@ class _Server:
                     "down and will be reconnected on the next call."
                 ).format(server=self.name, what=what, cause=cause)
             )
-        return ToolFailure(_("MCP server {server}: {what} failed: {cause}").format(server=self.name, what=what, cause=cause))
+        return ToolFailure(
+            _("MCP server {server}: {what} failed: {cause}").format(server=self.name, what=what, cause=cause)
+        )
 
     async def call_tool(self, remote: RemoteTool, arguments: dict[str, Any]) -> str:
         what = _("the call of {tool}").format(tool=remote.name)

@@ -38,6 +38,13 @@ class Snapshot:
     lost: bool = False  # the process died without writing its end
 
     @property
+    def resumable(self) -> bool:
+        """An error with a saved conversation, nothing running it: ``maia resume`` carries it on."""
+        from maia.workflows.resume import parent_path, running_elsewhere
+
+        return self.state == "error" and parent_path(self.workflow).is_file() and not running_elsewhere(self.workflow)
+
+    @property
     def final(self) -> bool:
         """``done`` or ``error``: nothing will change any more."""
         return self.state in FINAL_STATES
@@ -115,6 +122,8 @@ class Snapshot:
             "pid": record.get("pid"),
             "exitCode": record.get("exitCode"),
             "error": self.error,
+            "resumable": self.resumable,
+            "resumes": _count(record.get("resumes")),
             "waiting": self.waiting,
             "agents": [
                 {
@@ -188,12 +197,13 @@ def _started(snap: Snapshot) -> str:
 
 def list_line(snap: Snapshot, style: Style = plain) -> str:
     """One line of ``maia workflows``: id, state, agent, start."""
-    return "{id}  {state}  {agent}  {started}".format(
+    line = "{id}  {state}  {agent}  {started}".format(
         id=snap.workflow.id,
         state=style(snap.state, f"{snap.label():<26}"),
         agent=inert(str(snap.record.get("agent") or "?")),
         started=_started(snap),
     )
+    return line + "  " + _("(resumable: maia resume {id})").format(id=snap.workflow.id) if snap.resumable else line
 
 
 def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
@@ -243,6 +253,8 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
                 lines.append("      " + _('maia reply {id} "your answer"').format(id=wid))
     if snap.error:
         lines.append(style("error", _("Error: {message}").format(message=inert(snap.error))))
+    if snap.resumable:
+        lines.append(_("Resume it: maia resume {id}").format(id=wid))
     if snap.state == "done":
         lines.append(_("Result: maia result {id}").format(id=wid))
     return lines

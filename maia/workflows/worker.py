@@ -55,6 +55,7 @@ class RunOptions:
     timeout: float | None = None
     permission_mode: PermissionMode | None = None
     detached: bool = False
+    resume: bool = False  # carry on from the saved conversation (maia resume)
 
     def to_json(self) -> dict[str, Any]:
         """Kept in the record: a detached worker reads them back."""
@@ -99,6 +100,7 @@ def new_record(options: RunOptions) -> dict[str, Any]:
         "error": None,
         "waiting": None,
         "options": options.to_json(),
+        "launch": str(options.launch),
     }
 
 
@@ -117,6 +119,7 @@ def options_from_record(record: dict[str, Any], home: Path, launch: Path) -> Run
         timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
         permission_mode=mode if mode in ("wait", "deny", "allow") else None,
         detached=True,
+        resume=record.get("resuming") is True,
     )
 
 
@@ -194,6 +197,8 @@ class Worker:
         self.reason: str | None = None  # why the turn was cancelled: stopped, timeout, interrupted
         self.timeout: float | None = None
         self.began = 0.0  # the event loop's clock when the run began: the time limit counts from there
+        self.app: Application | None = None
+        self._saved_marker: tuple[int, int] | None = None  # the parent's conversation as last saved
 
     # --- the record -------------------------------------------------------------------------
 
@@ -247,6 +252,7 @@ class Worker:
                 permissionMode=mode,
                 timeout=self.timeout,
                 task=task,
+                resuming=False,
             )
 
         self.workflow.update(change)
@@ -314,6 +320,8 @@ class Worker:
         task = (self.options.task or "").strip() or DEFAULT_AGENT_TASK
         self._start_record(orchestrator, model, mode, task)
         self.book = AgentBook(orchestrator.mentioned, self.workflow.write_agents)
+        if self.options.resume:
+            self.book.carry_over(self._previous_agents())
         self.book.save()
         self.log(
             "info",
@@ -329,9 +337,11 @@ class Worker:
         asker = Asker(self.workflow, mode, self.log, self.book.wait)
         ui = WorkflowUI(self.workflow, self.book, asker, self.log, orchestrator.name)
         app = await self._open(orchestrator, settings, model, mode, catalog, ui)
+        self.app = app
         try:
-            return await self._converse(app, ui, task)
+            return await self._converse(app, ui, self._restore(app, task))
         finally:
+            self._checkpoint()
             self._save_parent_trace(app, orchestrator, model)
             await app.aclose()
 
@@ -352,6 +362,49 @@ class Worker:
         with contextlib.suppress(MaiaError):
             await app.context_size()
         return app
+
+    def _previous_agents(self) -> list[dict[str, Any]]:
+        with contextlib.suppress(WorkflowFileError, OSError):
+            return self.workflow.read_agents()
+        return []
+
+    def _restore(self, app: Application, task: str) -> str:
+        """On a resume, put the saved conversation back: the request to send is then the resume note."""
+        from maia.workflows.resume import RESUME_REQUEST, continue_from, load_parent
+
+        if not self.options.resume:
+            return task
+        messages = continue_from(load_parent(self.workflow))
+        if not messages:
+            return task
+        app.agent.messages[:] = messages
+        app.agent.merge_next = messages[-1].role == "user"  # the note joins the last user message
+        self._saved_marker = (len(messages), id(messages[-1]))
+        cause = str(self.workflow.record.get("interruption") or "")
+        self.log(
+            "info",
+            _("Resuming the workflow from its saved conversation ({count} messages).").format(count=len(messages)),
+        )
+        return RESUME_REQUEST.format(cause=cause.splitlines()[0] if cause else "its process ended")
+
+    def _checkpoint(self) -> None:
+        """Save the parent's conversation when it changed (what ``maia resume`` carries on from)."""
+        from maia.workflows.resume import save_parent
+
+        app = self.app
+        if app is None or app._conversation is None:
+            return
+        messages = app.agent.messages
+        marker = (len(messages), id(messages[-1])) if messages else None
+        if marker is None or marker == self._saved_marker:
+            return
+        try:
+            save_parent(self.workflow, list(messages))
+        except OSError as error:
+            if not storage_error(error):
+                raise
+            return  # a full disk: tried again at the next change
+        self._saved_marker = marker
 
     async def _converse(self, app: Application, ui: WorkflowUI, task: str) -> Outcome:
         turn = asyncio.create_task(self._turn(app, ui, task))
@@ -416,6 +469,7 @@ class Worker:
                     return "timeout"
                 wait = min(poll, left)
             await asyncio.wait({turn}, timeout=wait)
+            self._checkpoint()
         return None
 
     async def _turn(self, app: Application, ui: WorkflowUI, task: str) -> str:
@@ -481,13 +535,19 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
     from maia.signals import TERMINATING, forget_signal, on_signal
+    from maia.workflows.resume import run_lock
 
     writer = WorkflowLog(workflow.log_path, log)
     task = asyncio.current_task()
     wanted = [s for s in TERMINATING if not (options.detached and s == getattr(signal, "SIGHUP", None))]
     installed = [s for s in wanted if task is not None and on_signal(s, task.cancel)]
     try:
-        return await Worker(workflow, options, writer).run()
+        with run_lock(workflow) as mine:
+            if not mine:  # another process runs it: its record is not ours to touch
+                message = _("The workflow {id} is already running in another process.").format(id=workflow.id)
+                writer("error", message)
+                return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=message)
+            return await Worker(workflow, options, writer).run()
     except (OSError, WorkflowFileError) as error:  # the registry itself failed: say it where we can
         writer("error", str(error))
         return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=str(error))

@@ -109,5 +109,3 @@ def test_a_read_only_home_gives_a_clear_error(small_home: Path, command: list[st
     assert "Traceback" not in done.stderr, done.stderr
     assert "read-only" in done.stderr, done.stderr
     assert json.loads(servers.read_text())["mcpServers"] == {"old": {"url": "https://old.example.com/mcp"}}
-
-

@@ -110,9 +110,8 @@ def test_a_worker_killed_takes_its_subagents_and_their_commands(
 ) -> None:
     """After ``kill -9`` of a detached workflow's worker while a sub-agent runs a command: the sub-agent,
     the command and what it started are gone; the workflow is in error, and resumable."""
-    from tests.workflows.conftest import MODEL, WorkflowLiteLLM, agent_calls, detach, wait_ended
-    from tests.workflows.conftest import PARENT_BODY
     from tests.subagents.conftest import BODY, agent_md
+    from tests.workflows.conftest import MODEL, PARENT_BODY, WorkflowLiteLLM, agent_calls, detach, wait_ended
 
     script = WorkflowLiteLLM(server)
     marker = tmp_path / "pids"

@@ -19,7 +19,15 @@ import pytest
 from maia.contracts import Tool, ToolContext
 from maia.mcp.source import McpSource
 from maia.tools.base import ToolError
-from tests.mcp.conftest import RunningServer, kill_process, mcp_server, process_gone, stdio_entry, write_rules, write_servers
+from tests.mcp.conftest import (
+    RunningServer,
+    kill_process,
+    mcp_server,
+    process_gone,
+    stdio_entry,
+    write_rules,
+    write_servers,
+)
 
 __all__ = ["mcp_server"]  # the fixture, shared with tests/mcp
 
