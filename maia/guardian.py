@@ -25,6 +25,8 @@ import threading
 # The guardian itself: a few lines of Python with no site packages and no MAIA (fast, ~8 MB).
 _GUARDIAN = r"""
 import os, signal, sys
+if os.fork():  # the guardian is no child of MAIA's: nothing waits for it, no tree walk meets it
+    os._exit(0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 groups = set()
@@ -44,16 +46,16 @@ for group in groups:
 _lock = threading.Lock()
 _pipe: int | None = None  # the write end, in the process that started the guardian
 _owner: int | None = None  # that process's pid (a forked child starts its own guardian)
-_process: subprocess.Popen[bytes] | None = None
+_starter: subprocess.Popen[bytes] | None = None  # the short-lived process that forks the guardian
 
 
 def _forget_in_child() -> None:
     """A forked child does not hold its parent's pipe: the parent's guardian must still see its end."""
-    global _pipe, _owner, _process
+    global _pipe, _owner, _starter
     if _pipe is not None:
         with contextlib.suppress(OSError):
             os.close(_pipe)
-    _pipe, _owner, _process = None, None, None
+    _pipe, _owner, _starter = None, None, None
 
 
 if hasattr(os, "register_at_fork"):
@@ -62,10 +64,10 @@ if hasattr(os, "register_at_fork"):
 
 def _start() -> int | None:
     """Start the guardian; the pipe's write end (None when it cannot be started: nothing is watched)."""
-    global _pipe, _owner, _process
+    global _pipe, _owner, _starter
     read, write = os.pipe()  # both close-on-exec: no command inherits the write end
     try:
-        _process = subprocess.Popen(
+        _starter = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _GUARDIAN],
             stdin=read,
             stdout=subprocess.DEVNULL,
@@ -78,16 +80,17 @@ def _start() -> int | None:
         return None
     finally:
         os.close(read)
-    _process.returncode = 0  # it ends after this process: never waited for, never warned about
     _pipe, _owner = write, os.getpid()
     return write
 
 
 def _send(line: bytes) -> None:
-    global _pipe
+    global _pipe, _starter
     if sys.platform == "win32":
         return
     with _lock:
+        if _starter is not None and _starter.poll() is not None:  # reaped once it has forked the guardian
+            _starter = None
         for _attempt in range(2):
             pipe = _pipe if _owner == os.getpid() else None
             if pipe is None:
@@ -130,8 +133,3 @@ def release(group: int) -> None:
     """A command ended: stop watching its group unless something it started still runs in it."""
     if not group_alive(group):
         unwatch(group)
-
-
-def guardian_pid() -> int | None:
-    """The guardian of this process (tests)."""
-    return _process.pid if _process is not None and _owner == os.getpid() else None
