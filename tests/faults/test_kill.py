@@ -20,11 +20,14 @@ from pytest_httpserver import HTTPServer
 
 from maia.subagents.launcher import launch_subagent
 from tests.app.helpers import CHAT, spawn, wait_until
+from tests.e2e.conftest import start
+from tests.e2e.terminal import Terminal
 from tests.streams import tool_stream
 from tests.subagents.conftest import ScriptedLiteLLM
 from tests.subagents.test_process import definition, spec_for
 
 WAIT = 90.0
+__all__ = ["start"]  # the chat's terminal fixture, shared with tests/e2e
 
 
 def alive(pid: int) -> bool:
@@ -67,6 +70,24 @@ def read_marker(marker: Path) -> tuple[int, int, int]:
 def assert_no_orphans(*pids: int) -> None:
     for pid in pids:
         wait_until(lambda pid=pid: not alive(pid), timeout=WAIT, what=f"process {pid} to be killed")  # type: ignore[misc]
+
+
+def test_the_chat_killed_takes_its_commands(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path, tmp_path: Path
+) -> None:
+    """After ``kill -9`` of ``maia chat`` (in a real terminal) during a command: the command is gone."""
+    marker = tmp_path / "pids"
+    sleeper_tool(project, marker)
+    server.expect_oneshot_request(CHAT, method="POST").respond_with_data(
+        tool_stream("hang", {}), content_type="text/event-stream"
+    )
+    term = start()
+    term.wait_for("/ 128k", timeout=WAIT)
+    term.send("run the hang tool\r")
+    tool, extra, _parent = read_marker(marker)
+    assert alive(tool) and alive(extra)
+    os.kill(term.child.pid, signal.SIGKILL)
+    assert_no_orphans(tool, extra)
 
 
 def test_maia_ask_killed_takes_its_commands(server: HTTPServer, project: Path, tmp_path: Path) -> None:

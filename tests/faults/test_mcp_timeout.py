@@ -112,3 +112,25 @@ async def test_a_call_to_a_hung_server_can_be_interrupted(home: Path, project: P
         if pid:
             os.kill(pid, signal.SIGCONT)
         await source.aclose()
+
+
+async def test_a_killed_server_fails_the_call_clearly_and_comes_back(home: Path, project: Path, tmp_path: Path) -> None:
+    """SIGKILL of a local server during a call: the call says the connection broke (it may have run), the
+    server is FAIL, and the next call starts it again."""
+    marker = tmp_path / "pids"
+    write_servers(home / "mcp.json", {"t": stdio_entry(marker, timeout=LIMIT * 4)})
+    write_rules(home, allow=["Mcp(t)"])
+    source = McpSource(home, project)
+    try:
+        await source.start()
+        pid = int(await call(source, "mcp__t__pid"))
+        pending = asyncio.ensure_future(call(source, "mcp__t__slow", seconds=60))
+        await asyncio.sleep(0.5)  # the call is under way on the server
+        kill_process(pid)
+        with pytest.raises(ToolError, match="connection broke during"):
+            await pending
+        assert await call(source, "mcp__t__echo", text="again") == "again"
+        assert int(await call(source, "mcp__t__pid")) != pid
+        assert process_gone(pid)
+    finally:
+        await source.aclose()

@@ -96,3 +96,33 @@ def test_a_running_workflow_is_never_resumed(server: HTTPServer, home: Path, tmp
     ended = wait_ended(workflow)
     assert ended["state"] == "done"
     assert maia("resume", workflow).returncode == 2  # done: nothing to resume
+
+
+def test_a_worker_killed_while_the_model_answers_is_resumed_in_the_background(
+    server: HTTPServer, home: Path, tmp_path: Path
+) -> None:
+    """Killed before the parent's first answer: the record says the process is gone, the workflow is
+    resumable, and ``maia resume --detach`` finishes it from the saved task."""
+    script = WorkflowLiteLLM(server)
+    gate = Gate()
+    script.add("parent", gate.hold(text_stream("never sent")))
+    workflow = detach(flows(tmp_path), "review", "--permission-mode", "allow")
+    folder = home / "workflows" / workflow
+    try:
+        assert gate.reached.wait(WAIT)
+        wait_until(lambda: saved_messages(folder) >= 1, timeout=WAIT, what="the task to be saved")
+        os.kill(int(json.loads((folder / "workflow.json").read_text())["pid"]), signal.SIGKILL)
+        lost = wait_ended(workflow)
+    finally:
+        gate.open()
+    assert lost["label"] == "error (process lost)" and lost["resumable"] is True
+    script.add("parent", text_stream("Report after the restart."))
+    started = maia("resume", workflow, "--detach")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == workflow
+    ended = wait_ended(workflow)
+    assert ended["state"] == "done", ended
+    assert maia("result", workflow).stdout.strip() == "Report after the restart."
+    body = script.requests["parent"][-1]
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    assert len(users) == 1 and "review" in json.dumps(users[0]) and "has just been resumed" in json.dumps(users[0])
