@@ -7,6 +7,7 @@ process is gone is ``error``; one with a pending request, a rate-limit wait or a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +18,7 @@ from maia.workflows.duration import format_duration
 from maia.workflows.registry import FINAL_STATES, Request, State, Workflow, WorkflowFileError, process_alive
 from maia.workflows.text import inert, one_line
 
+FULL_DISK_BYTES = 64 * 1024  # less room than this: a record could not be written
 Style = Callable[[str, str], str]  # (state or role, text) → text with colours, or as is
 
 
@@ -55,8 +57,21 @@ class Snapshot:
         return [] if self.final else [r for r in self.requests if r.state == "pending"]
 
     @property
+    def disk_full(self) -> bool:
+        """The workflow's disk has (almost) no room left: a lost process there could not write its end."""
+        try:
+            stat = os.statvfs(self.workflow.folder)
+        except (OSError, AttributeError):
+            return False
+        return stat.f_bavail * stat.f_frsize < FULL_DISK_BYTES
+
+    @property
     def error(self) -> str | None:
         """Why it failed."""
+        if self.lost and self.disk_full:
+            return _(
+                "The workflow's process ({pid}) ended while the disk was full: it could not save how it ended."
+            ).format(pid=self.record.get("pid"))
         if self.lost:
             return _("The workflow's process ({pid}) is gone: it was killed or the machine restarted.").format(
                 pid=self.record.get("pid")
@@ -90,7 +105,7 @@ class Snapshot:
         if self.state == "error":
             code = self.record.get("exitCode")
             if self.lost:
-                return _("error (process lost)")
+                return _("error (disk full)") if self.disk_full else _("error (process lost)")
             if code == 130:
                 return _("error (stopped)")
             return _("error")

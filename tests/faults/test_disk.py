@@ -109,3 +109,43 @@ def test_a_read_only_home_gives_a_clear_error(small_home: Path, command: list[st
     assert "Traceback" not in done.stderr, done.stderr
     assert "read-only" in done.stderr, done.stderr
     assert json.loads(servers.read_text())["mcpServers"] == {"old": {"url": "https://old.example.com/mcp"}}
+
+
+def test_maia_ask_on_a_full_disk_prints_the_answer_and_says_why(
+    project: Path, server: HTTPServer, tmp_path: Path
+) -> None:
+    """The session cannot be saved (the project's disk is full): the answer is still printed, the error
+    says the disk is full, and no traceback is shown."""
+    with tmpfs(project, "2m"):
+        fill(project)
+        server.expect_oneshot_request(CHAT, method="POST").respond_with_data(
+            text_stream("Hello.", (10, 2)), content_type="text/event-stream"
+        )
+        done = maia("ask", "-m", "m", "say hello")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "Hello."
+    assert "full" in done.stderr or "space" in done.stderr.lower(), done.stderr
+
+
+def test_a_worker_lost_on_a_full_disk_is_shown_as_such(small_home: Path, server: HTTPServer, tmp_path: Path) -> None:
+    """The worker dies (SIGKILL) while the disk is full, so it wrote nothing: ``maia workflow`` says the
+    disk was full rather than a bare "process lost"."""
+    import os
+    import signal
+
+    script = WorkflowLiteLLM(server)
+    gate = Gate()
+    script.add("parent", gate.hold(text_stream("never sent")))
+    workflow = detach(flows(tmp_path), "review", "--permission-mode", "allow")
+    folder = small_home / "workflows" / workflow
+    try:
+        assert gate.reached.wait(90)
+        filler = fill(small_home)
+        os.kill(int(json.loads((folder / "workflow.json").read_text())["pid"]), signal.SIGKILL)
+        ended = wait_ended(workflow)
+    finally:
+        gate.open()
+    assert ended["label"] == "error (disk full)"
+    assert "disk was full" in (ended["error"] or "")
+    filler.unlink()
+    assert maia("workflow", workflow, "--json").returncode == 0
