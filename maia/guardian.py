@@ -47,6 +47,7 @@ _lock = threading.Lock()
 _pipe: int | None = None  # the write end, in the process that started the guardian
 _owner: int | None = None  # that process's pid (a forked child starts its own guardian)
 _starter: subprocess.Popen[bytes] | None = None  # the short-lived process that forks the guardian
+_lingering: set[int] = set()  # groups left running by a command that ended (watched until they end)
 
 
 def _forget_in_child() -> None:
@@ -56,6 +57,7 @@ def _forget_in_child() -> None:
         with contextlib.suppress(OSError):
             os.close(_pipe)
     _pipe, _owner, _starter = None, None, None
+    _lingering.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -130,6 +132,13 @@ def group_alive(group: int) -> bool:
 
 
 def release(group: int) -> None:
-    """A command ended: stop watching its group unless something it started still runs in it."""
-    if not group_alive(group):
-        unwatch(group)
+    """A command ended: stop watching its group unless something it started still runs in it.
+
+    Groups left running are checked again at each release: once gone, they are forgotten, so a later
+    process that happens to get the same number is never killed."""
+    if group > 1:
+        _lingering.add(group)
+    for old in list(_lingering):
+        if not group_alive(old):
+            _lingering.discard(old)
+            unwatch(old)
