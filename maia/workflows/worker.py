@@ -543,8 +543,14 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
     installed = [s for s in wanted if task is not None and on_signal(s, task.cancel)]
     try:
         with run_lock(workflow) as mine:
-            if not mine:  # another process runs it: its record is not ours to touch
-                message = _("The workflow {id} is already running in another process.").format(id=workflow.id)
+            # under the lock, the record must still wait for a worker: one that ran (and ended) while this
+            # process was starting is never run a second time
+            if not mine or workflow.read().get("state") != "pending":
+                message = (
+                    _("The workflow {id} is already running in another process.")
+                    if not mine
+                    else _("The workflow {id} has already started.")
+                ).format(id=workflow.id)
                 writer("error", message)
                 return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=message)
             return await Worker(workflow, options, writer).run()
