@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from maia.config import Settings
 
 
+LOCK_ATTEMPTS = 20  # tries to take a workflow's run lock, 0.1 s apart
+
+
 @dataclass(slots=True)
 class RunOptions:
     """What ``maia run`` was asked (the command line wins over the AGENT.md)."""
@@ -535,25 +538,34 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
     from maia.signals import TERMINATING, forget_signal, on_signal
-    from maia.workflows.resume import run_lock
+    from maia.workflows.resume import try_run_lock
 
     writer = WorkflowLog(workflow.log_path, log)
     task = asyncio.current_task()
     wanted = [s for s in TERMINATING if not (options.detached and s == getattr(signal, "SIGHUP", None))]
     installed = [s for s in wanted if task is not None and on_signal(s, task.cancel)]
     try:
-        with run_lock(workflow) as mine:
+        lock = None
+        for _attempt in range(LOCK_ATTEMPTS):  # a reader probing the lock holds it for an instant only
+            lock = try_run_lock(workflow)
+            if lock is not None:
+                break
+            await asyncio.sleep(0.1)
+        try:
             # under the lock, the record must still wait for a worker: one that ran (and ended) while this
             # process was starting is never run a second time
-            if not mine or workflow.read().get("state") != "pending":
+            if lock is None or workflow.read().get("state") != "pending":
                 message = (
                     _("The workflow {id} is already running in another process.")
-                    if not mine
+                    if lock is None
                     else _("The workflow {id} has already started.")
                 ).format(id=workflow.id)
                 writer("error", message)
                 return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=message)
             return await Worker(workflow, options, writer).run()
+        finally:
+            if lock is not None:
+                os.close(lock)  # the lock goes with the descriptor
     except (OSError, WorkflowFileError) as error:  # the registry itself failed: say it where we can
         writer("error", str(error))
         return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=str(error))
