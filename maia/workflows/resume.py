@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from maia.errors import UsageError
+from maia.errors import MaiaError, UsageError
 from maia.i18n import _
 from maia.storage import write_atomic
 from maia.workflows.registry import FINAL_STATES, Workflow, WorkflowFileError, now_iso
@@ -181,6 +181,11 @@ def prepare_resume(workflow: Workflow) -> dict[str, Any]:
     record = workflow.update(change)
     with contextlib.suppress(OSError):
         workflow.stop_path.unlink()  # a maia stop of the last run is not a stop of this one
+    requests, _warnings = workflow.requests()
+    for request in requests:  # nobody waits for the last run's questions: the new run asks again
+        if request.state == "pending":
+            with contextlib.suppress(OSError, WorkflowFileError):
+                workflow.close_request(request.id, "withdrawn")
     workflow.append_event("resume_requested", resumes=record.get("resumes"))
     return record
 
@@ -210,7 +215,13 @@ async def resume_here(workflow: Workflow, home: Path, launch: Path | None = None
 def resume_detached(workflow: Workflow, home: Path, launch: Path | None = None) -> int:
     """Prepare the workflow and run it in a new background process (as ``maia run --detach``); its pid."""
     from maia.workflows.detach import spawn_worker
+    from maia.workflows.worker import end_record
 
     prepare_resume(workflow)
     options = resume_options(workflow, home, launch)
-    return spawn_worker(workflow, options)
+    try:
+        return spawn_worker(workflow, options)
+    except OSError as error:  # no worker: the workflow stays resumable, and says why
+        message = _("The workflow's process could not be started: {error}").format(error=error.strerror or error)
+        end_record(workflow, "error", 1, message)
+        raise MaiaError(message) from None

@@ -19,9 +19,18 @@ from pytest_httpserver import HTTPServer
 from maia.workflows.registry import Workflow
 from maia.workflows.resume import try_run_lock
 from tests.app.helpers import maia, wait_until
-from tests.streams import text_stream
+from tests.streams import text_stream, tool_stream
 from tests.subagents.conftest import BODY, agent_md
-from tests.workflows.conftest import PARENT_BODY, Gate, WorkflowLiteLLM, agent_calls, detach, show, wait_ended
+from tests.workflows.conftest import (
+    PARENT_BODY,
+    Gate,
+    WorkflowLiteLLM,
+    agent_calls,
+    detach,
+    show,
+    wait_ended,
+    wait_for,
+)
 
 WAIT = 90.0
 
@@ -126,3 +135,25 @@ def test_a_worker_killed_while_the_model_answers_is_resumed_in_the_background(
     body = script.requests["parent"][-1]
     users = [m for m in body["messages"] if m["role"] == "user"]
     assert len(users) == 1 and "review" in json.dumps(users[0]) and "has just been resumed" in json.dumps(users[0])
+
+
+def test_a_question_left_by_the_lost_run_is_withdrawn_on_resume(server: HTTPServer, home: Path, tmp_path: Path) -> None:
+    """The worker died while a sub-agent's question waited for ``maia approve``: after the resume that
+    question is withdrawn (nobody waits for it), and the workflow does not show it as waiting."""
+    script = WorkflowLiteLLM(server)
+    script.add("parent", agent_calls(("rev", "write the file")))
+    script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "hi"}))
+    workflow = detach(flows(tmp_path), "write it")  # permission mode wait: the Write is asked
+    folder = home / "workflows" / workflow
+    waiting = wait_for(workflow, lambda s: bool(s["requests"]), "the question")
+    assert [r["id"] for r in waiting["requests"]] == ["r1"]
+    wait_until(lambda: saved_messages(folder) >= 2, timeout=WAIT, what="the parent's conversation to be saved")
+    os.kill(int(waiting["pid"]), signal.SIGKILL)
+    assert wait_ended(workflow)["resumable"] is True
+    script.add("parent", text_stream("Could not write it: the run was cut."))
+    resumed = maia("resume", workflow, "--quiet", timeout=WAIT)
+    assert resumed.returncode == 0, resumed.stderr
+    after = show(workflow)
+    assert after["state"] == "done" and after["requests"] == []
+    assert json.loads((folder / "requests" / "r1.json").read_text())["state"] == "withdrawn"
+    assert maia("approve", workflow, "r1").returncode != 0  # an answer to it is refused
