@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from maia import guardian
 from maia.i18n import _
 
 if TYPE_CHECKING:
@@ -244,7 +245,11 @@ async def run_shell(
         finally:
             if status_write is not None:
                 os.close(status_write)  # the child holds its copy until exec (or exit)
-        return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+        guardian.watch(process.pid)  # its group dies with this process, even by SIGKILL
+        try:
+            return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+        finally:
+            guardian.release(process.pid)
     finally:
         if status_fd is not None:
             os.close(status_fd)

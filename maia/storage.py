@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -10,6 +11,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+# what a full disk, a read-only home or a folder the user cannot write gives: never a traceback
+STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+)
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 
 
@@ -92,3 +97,26 @@ def write_atomic(
         finally:
             os.close(dir_fd)
     remove_stale_temps(path)
+
+
+def storage_error(error: BaseException) -> bool:
+    """Whether ``error`` is the disk's or the folder's fault (full, read-only, not writable), not a bug."""
+    return isinstance(error, OSError) and error.errno in STORAGE_ERRNOS
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the user's quota) is full."""
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def describe_storage_error(error: OSError) -> str:
+    """One sentence for a write that failed because of the disk or the folder (names the file)."""
+    from maia.i18n import _
+
+    where = str(error.filename) if error.filename else _("a file of MAIA")
+    reason = error.strerror or str(error)
+    if disk_full(error):
+        return _("{path}: the disk is full ({error}).").format(path=where, error=reason)
+    if error.errno == errno.EROFS:
+        return _("{path}: the file system is read-only ({error}).").format(path=where, error=reason)
+    return _("{path}: cannot write there ({error}).").format(path=where, error=reason)

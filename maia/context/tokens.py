@@ -29,6 +29,13 @@ _lock = threading.Lock()
 _encoding: Any = None
 
 
+def _temp_cache_folder() -> Path:
+    """The fallback cache: a folder of the user's in the temporary folder."""
+    folder = Path(tempfile.gettempdir()) / f"maia-tiktoken-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _cache_folder() -> Path:
     from maia.paths import maia_home
 
@@ -40,9 +47,7 @@ def _cache_folder() -> Path:
         probe.unlink()
         return folder
     except OSError:
-        folder = Path(tempfile.gettempdir()) / f"maia-tiktoken-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        return _temp_cache_folder()
 
 
 def _place_vocabulary(folder: Path) -> None:
@@ -68,7 +73,11 @@ def encoding() -> Any:
     with _lock:
         if _encoding is None:
             folder = _cache_folder()
-            _place_vocabulary(folder)
+            try:
+                _place_vocabulary(folder)
+            except OSError:  # a home too full for the 3.6 MB vocabulary (or read-only): the temporary folder
+                folder = _temp_cache_folder()
+                _place_vocabulary(folder)
             previous = os.environ.get("TIKTOKEN_CACHE_DIR")
             os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
             try:
