@@ -89,6 +89,13 @@ class LazyGroup(click.Group):
             raise ReportedError(error) from None
         except KeyboardInterrupt:
             raise ReportedError(Interrupted()) from None
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:  # the last guard: a bug is one line, its traceback logged in MAIA's home
+            from maia.errors import unexpected_message
+            from maia.paths import maia_home
+
+            raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
