@@ -25,10 +25,8 @@ from maia.contracts import Approval, Tool
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.parts import Part
+from maia.tools.registry import traits_of
 
-# tools that neither write nor run anything
-READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "WebFetch", "TodoWrite", "CurrentModel", "ListModels", "Skill"})
-WRITE_TOOLS = frozenset({"Write", "Edit"})
 DETAIL_LINES = 400  # a new file's preview: its first lines
 MAX_DIFF_BYTES = 1_000_000
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -105,7 +103,7 @@ def suggest_rules(tool: str, tool_input: Mapping[str, Any], launch: Path, *, ine
     if tool == "Bash":
         command = tool_input.get("command")
         return _bash_rules(command, launch, inert) if isinstance(command, str) else []
-    if tool in WRITE_TOOLS:
+    if traits_of(tool).writes_file is not None:
         return _checked(tool, tool_input, _write_rules(tool_input, launch), launch)
     if tool == "WebFetch":
         from urllib.parse import urlsplit
@@ -486,13 +484,14 @@ def approval_for(
     """What the question about one call shows, and what "always" would add."""
     detail: str | None = None
     kind: Literal["command", "diff", "text"] | None = None
+    traits = traits_of(name, tool)
     if name == "Bash" and isinstance(tool_input.get("command"), str):
         detail, kind = str(tool_input["command"]), "command"
-    elif name in WRITE_TOOLS:
+    elif traits.writes_file is not None:
         detail = write_detail(name, tool_input, launch)
         kind = "diff" if detail is not None else None
-    elif tool_input and tool is not None and name not in READ_ONLY_TOOLS:
+    elif tool_input and tool is not None and not traits.read_only:
         detail, kind = json.dumps(dict(tool_input), indent=2, ensure_ascii=False)[:4000], "text"
-    reason = decision.reason if getattr(decision, "doubt", False) else None
-    rules = [] if getattr(decision, "doubt", False) else suggest_rules(name, tool_input, launch)
+    reason = decision.reason if decision.doubt else None
+    rules = [] if decision.doubt else suggest_rules(name, tool_input, launch)
     return Approval(name, summary, detail, kind, reason, tuple(rules))

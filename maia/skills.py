@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.errors import UsageError
 from maia.i18n import _
 from maia.permissions.subject import NameSubject, Subject
@@ -166,6 +166,8 @@ def resolve_invocation(invocation: SkillInvocation, skills: Mapping[str, Skill])
 
 class SkillTool(BuiltinTool):
     """Load a skill's instructions on demand."""
+
+    traits = ToolTraits(read_only=True, main_input="skill")
 
     name = "Skill"
     schema = {

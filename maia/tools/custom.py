@@ -10,17 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import BUILTIN_TOOL_NAMES, ToolContext, ToolSpec
+from maia.contracts import ToolContext, ToolSpec
 from maia.i18n import _
 from maia.permissions.subject import Subject, ValuesSubject
 from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, ToolError
+from maia.tools.registry import OWN_TOOL_NAMES
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PARAMETER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 MAX_OUTPUT = 30_000
-RESERVED = BUILTIN_TOOL_NAMES
+RESERVED = OWN_TOOL_NAMES
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.globs import GlobError, check_glob, has_magic
 from maia.i18n import _
 from maia.paths import resolve_user_path
@@ -41,6 +41,8 @@ def glob_start(pattern: str, path: str | None) -> tuple[str, str]:
 
 class GlobTool(BuiltinTool):
     """Find files by name pattern."""
+
+    traits = ToolTraits(read_only=True, main_input="path")
 
     name = "Glob"
     description = (
