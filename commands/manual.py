@@ -47,7 +47,7 @@ FILES = [
     ("~/.maia/tools/, ./.maia/tools/", "Custom tools (NAME/TOOL.json)."),
     ("~/.maia/workflows/", "Workflows started by maia run."),
     ("~/.maia/history/", "What you typed in the chat, per launch folder."),
-    ("~/.maia/cache/", "The last model list (for completion) and the tokenizer's vocabulary."),
+    ("~/.maia/cache/", "The last model list (for completion)."),
     ("~/.maia/logs/", "MCP logs: the SDK's (mcp.log) and each local server's stderr (mcp/NAME.stderr.log)."),
     ("~/.maia/locks/", "Locks for writing settings.local.json."),
     ("~/.maia/maia-llm-debug.log", "The raw model stream, when MAIA_DEBUG_LLM=1 (0600)."),
