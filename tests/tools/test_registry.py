@@ -127,3 +127,20 @@ def test_permissions_check_takes_the_main_input_from_the_tool(home: Path, projec
         capture_output=True, text=True, cwd=project, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_always_rules_follow_the_tool_s_declared_subject(tmp_path: Path) -> None:
+    """A tool named nothing MAIA knows gets the rule its subject calls for (was: a list of tool names)."""
+    from maia.approval import suggest_rules
+
+    writer = Deploy(ToolTraits(writes_file="target"))
+    assert suggest_rules("Deploy", {"target": "site/index.html"}, tmp_path, tool_object=writer) == ["Edit(site/**)"]
+
+    class Named(Deploy):
+        def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+            from maia.permissions.subject import NameSubject
+
+            return NameSubject(str(tool_input.get("target")))
+
+    named = Named(ToolTraits())
+    assert suggest_rules("Deploy", {"target": "staging"}, tmp_path, tool_object=named) == ["Deploy(staging)"]
