@@ -21,6 +21,7 @@ from maia.errors import UsageError
 from maia.i18n import _
 
 MAX_ALTERNATIVES = 256  # a {a,b}{c,d}… pattern beyond this keeps its braces literal
+MAX_NESTING = 64  # and so does one whose {…} groups nest deeper than this
 
 
 class GlobError(UsageError):
@@ -97,8 +98,9 @@ def _class_test(body: str) -> Callable[[str], bool]:
 _Seq = list["str | list[_Seq]"]
 
 
-def _brace_tree(pattern: str) -> _Seq:
-    """Read ``{…}`` groups in one pass with a stack; a group never closed is put back as the text it was."""
+def _brace_tree(pattern: str) -> _Seq | None:
+    """Read ``{…}`` groups in one pass with a stack; a group never closed is put back as the text it was.
+    None when groups nest deeper than ``MAX_NESTING``."""
     ends = _class_ends(pattern)
     root: _Seq = []
     stack: list[tuple[_Seq, list[_Seq]]] = []  # each open group: (the sequence it sits in, its alternatives)
@@ -114,6 +116,8 @@ def _brace_tree(pattern: str) -> _Seq:
             current.append(pattern[i : ends[i] + 1])
             i = ends[i] + 1
         elif ch == "{":
+            if len(stack) >= MAX_NESTING:
+                return None  # deeper than anyone writes: the caller keeps the braces literal
             alternatives: list[_Seq] = [[]]
             stack.append((current, alternatives))
             current = alternatives[0]
@@ -142,9 +146,10 @@ def _brace_tree(pattern: str) -> _Seq:
 
 def _expand_braces(pattern: str) -> list[str]:
     """``a{b,c}d`` → ``abd``, ``acd`` (nested, escapes and classes kept); unbalanced braces stay literal,
-    and so do all braces of a pattern with more than ``MAX_ALTERNATIVES`` alternatives."""
+    and so do all braces of a pattern with more than ``MAX_ALTERNATIVES`` alternatives or nested deeper
+    than ``MAX_NESTING``."""
     tree = _brace_tree(pattern)
-    if _count(tree) > MAX_ALTERNATIVES:
+    if tree is None or _count(tree) > MAX_ALTERNATIVES:
         return [pattern.replace("{", "\\{").replace("}", "\\}")]
     return _strings(tree)
 
@@ -342,7 +347,10 @@ def path_glob(pattern: str) -> PathGlob:
 
 def glob_problem(pattern: str) -> str | None:
     """Why a typed glob cannot be what its author meant (one clause), or None when it reads well."""
-    if _count(_brace_tree(pattern)) > MAX_ALTERNATIVES:
+    tree = _brace_tree(pattern)
+    if tree is None:
+        return _("its {{…}} groups nest more than {depth} deep").format(depth=MAX_NESTING)
+    if _count(tree) > MAX_ALTERNATIVES:
         return _("it has more than {count} {{…}} alternatives").format(count=MAX_ALTERNATIVES)
     for alternative in _expand_braces(pattern):
         for token in _tokens(alternative):

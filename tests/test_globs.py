@@ -178,3 +178,11 @@ def test_at_reference_with_a_reversed_range_is_one_warning(tmp_path: Path) -> No
 async def test_the_glob_tool_answers_a_reversed_range_with_an_error_the_model_reads(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match=r"z-a.*a-z"):
         await GlobTool().execute({"pattern": "**/[z-a]*"}, ToolContext(cwd=tmp_path))
+
+
+def test_deeply_nested_braces_neither_recurse_nor_raise() -> None:
+    for pattern in ("{" * 3000 + "}" * 3000, "{a," * 2000 + "}" * 2000):
+        assert not path_glob(pattern).fullmatch("a")
+        assert path_glob(pattern).fullmatch(pattern)  # kept literal
+        assert glob_problem(pattern) is not None
+    assert path_glob("{" * 10 + "x" + "}" * 10).fullmatch("x")
