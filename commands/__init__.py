@@ -90,12 +90,21 @@ class LazyGroup(click.Group):
             raise ReportedError(error) from None
         except KeyboardInterrupt:
             raise ReportedError(Interrupted()) from None
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
         except OSError as error:  # a full disk or a read-only home is the machine's state, not a bug
+            from maia.errors import unexpected_message
+            from maia.paths import maia_home
             from maia.storage import describe_storage_error, storage_error
 
-            if not storage_error(error):
-                raise
-            raise ReportedError(MaiaError(describe_storage_error(error))) from None
+            if storage_error(error):
+                raise ReportedError(MaiaError(describe_storage_error(error))) from None
+            raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
+        except Exception as error:  # the last guard: a bug is one line, its traceback logged in MAIA's home
+            from maia.errors import unexpected_message
+            from maia.paths import maia_home
+
+            raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -48,10 +48,11 @@ FILES = [
     ("~/.maia/tools/, ./.maia/tools/", "Custom tools (NAME/TOOL.json)."),
     ("~/.maia/workflows/", "Workflows started by maia run."),
     ("~/.maia/history/", "What you typed in the chat, per launch folder."),
-    ("~/.maia/cache/", "The last model list (for completion) and the tokenizer's vocabulary."),
+    ("~/.maia/cache/", "The last model list (for completion)."),
     ("~/.maia/logs/", "MCP logs: the SDK's (mcp.log) and each local server's stderr (mcp/NAME.stderr.log)."),
     ("~/.maia/locks/", "Locks for writing settings.local.json."),
     ("~/.maia/maia-llm-debug.log", "The raw model stream, when MAIA_DEBUG_LLM=1 (0600)."),
+    ("~/.maia/errors.log", "The traceback of each unexpected error (a bug), to attach to a report (0600)."),
     ("MAIA.md, CLAUDE.md, AGENTS.md", "Project instructions (the first found in the launch folder)."),
 ]
 EXIT_STATUS = [

@@ -356,6 +356,10 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         status, code, error = "error", int(failure.exit_status), failure.message
         if failure.hint:
             error = f"{error}\n{failure.hint}"
+    except Exception as failure:  # the front end's guard: a bug is one line (traceback logged), the session kept
+        from maia.errors import unexpected_message
+
+        status, code, error = "error", int(ExitStatus.ERROR), unexpected_message(failure, options.home)
     finally:
         remove_handlers()
     saved = None

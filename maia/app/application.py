@@ -714,8 +714,3 @@ class Application:
             on_limit=on_limit,
             max_iterations=max_iterations or self.options.max_iterations,
         )
-
-
-async def open_conversation(options: AppOptions, ui: AgentUI, **kwargs: object) -> Application:
-    """Open an application for a front end (see :class:`Application`); close it with ``aclose``."""
-    return await Application.open(options, ui, **kwargs)

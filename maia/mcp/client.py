@@ -532,11 +532,6 @@ async def _owned_http(http_client: httpx2.AsyncClient, transport: Any) -> AsyncI
         yield streams
 
 
-def mcp_error_text(error: BaseException, config: ServerConfig, http: _HttpErrors | None = None) -> str:
-    """A request's failure in words (server error, timeout…)."""
-    return describe_error(error, config, http)
-
-
 def model_dump(value: Any) -> Mapping[str, Any]:
     """The JSON form (camelCase keys) of an SDK result."""
     dumped: Mapping[str, Any] = value.model_dump(by_alias=True, mode="json", exclude_none=True)

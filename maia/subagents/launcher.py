@@ -59,11 +59,6 @@ def _questions_here() -> _Questions:
     return questions
 
 
-def question_lock() -> asyncio.Lock:
-    """One lock per event loop: sub-agents' questions reach the user one at a time."""
-    return _questions_here().lock
-
-
 def questions_waiting() -> int:
     """Sub-agent questions waiting for their turn behind the one being asked (this event loop)."""
     return _questions_here().waiting

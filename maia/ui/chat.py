@@ -349,7 +349,7 @@ class ChatApp:
             if not await self.start():
                 return self.exit_code
             if self.options.prompt and self.options.prompt.strip():
-                await self.handle(self.options.prompt)
+                await self.guarded(self.options.prompt)
             while not self.exiting and not self.ui.closed:
                 await self.recount()
                 event = await self.cancellable(self.ui.read_input())
@@ -357,7 +357,7 @@ class ChatApp:
                     break
                 text = event.text
                 if text.strip():
-                    await self.handle(text)
+                    await self.guarded(text)
             return self.exit_code
         finally:
             remove_handlers()
@@ -423,6 +423,24 @@ class ChatApp:
         """The loaded skill called ``name`` (case-insensitive): skills also run as ``/name``."""
         lowered = name.lower()
         return next((n for n in self.app.skills if n.lower() == lowered), None)
+
+    async def guarded(self, text: str) -> None:
+        """Handle one input; whatever goes wrong is said in one line and the chat goes on (the session kept).
+
+        An unexpected error (a bug) has its traceback logged in MAIA's home rather than ending the chat.
+        """
+        try:
+            await self.handle(text)
+        except MaiaError as error:
+            self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
+        except Exception as error:  # the front end's guard: a bug in one request must not end the chat
+            from maia.errors import unexpected_message
+
+            self.ui.fail(unexpected_message(error, self.options.home))
+            if self.ui.store.live_text:
+                self.ui.on_text_end()
+            self.ui.set_busy(False)
+            await self.save_off_loop()
 
     async def handle(self, text: str) -> None:
         """``!``, ``§``, ``/``, then a prompt with ``@`` references (§5.5)."""

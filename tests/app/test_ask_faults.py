@@ -144,9 +144,6 @@ def _limit_file_size() -> None:
 
 
 def test_a_failed_save_prints_the_answer_and_one_clear_line(server: HTTPServer, project: Path, home: Path) -> None:
-    from maia.context.tokens import _cache_folder, _place_vocabulary
-
-    _place_vocabulary(_cache_folder())  # the encoder's vocabulary is in place: only the session grows
     answer(server, text_stream("short"))
     assert maia("ask", "-m", "m", "hello").returncode == 0
     (name,) = session_files(project)
