@@ -163,13 +163,14 @@ class EncodedSession:
     name: str
     created_at: str
     digest: str
-    body: str
+    body: bytes  # UTF-8
 
     def file_pieces(self, updated_at: str, summary: Mapping[str, Any]) -> list[bytes | memoryview]:
         """The file's text in pieces: ``{"summary":{…},"updatedAt":…,`` then the body's keys (see
         :func:`maia.storage.write_atomic`: never joined, the body is never copied)."""
-        head = json.dumps({**summary, "updatedAt": updated_at}, ensure_ascii=False, separators=(",", ":"))
-        body = memoryview(self.body.encode("utf-8"))[1:]  # without its "{": a view, not a copy
+        # ASCII escapes in the small head: a lone surrogate in a first prompt cannot break the save
+        head = json.dumps({**summary, "updatedAt": updated_at}, separators=(",", ":"))
+        body = memoryview(self.body)[1:]  # without its "{": a view, not a copy
         return [f'{{"summary":{head},"updatedAt":{json.dumps(updated_at)},'.encode(), body, b"\n"]
 
     def file_text(self, updated_at: str, summary: Mapping[str, Any]) -> str:
@@ -181,9 +182,15 @@ def encode_session(session: SavedSession) -> EncodedSession:
     """Serialise a session once (compact JSON) and digest it."""
     data = session.to_json()
     data.pop("updatedAt")
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    # the body itself is the digest: comparing two strings costs less than hashing one
-    return EncodedSession(session.name, session.created_at, body, body)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate (from a model, a tool, a server) has no UTF-8 form: JSON's \u escapes keep it
+        text = json.dumps(data, separators=(",", ":"))
+        body = text.encode("ascii")
+    # the text itself is the digest: comparing two strings costs less than hashing one
+    return EncodedSession(session.name, session.created_at, text, body)
 
 
 def dump_session(session: SavedSession, summary: Mapping[str, Any] | None = None) -> str:

@@ -272,9 +272,14 @@ class Application:
     async def aclose(self) -> None:
         """Close the sources (at most a few seconds each), the provider, and release the session."""
         if self._background is not None and not self._background.done():
-            self._background.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._background
+            # let a connection under way finish (bounded), then close it as any other: cancelled in the
+            # middle of its handshake, the SDK would leave a local server running after MAIA
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._background), SOURCE_CLOSE_TIMEOUT)
+            if not self._background.done():
+                self._background.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._background
         sources, self._started = self._started, []
         for source in sources:
             with contextlib.suppress(Exception, asyncio.TimeoutError):

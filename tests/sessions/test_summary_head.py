@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from maia.codec import SUMMARY_HEAD, SavedSession, encode_session, parse_session
-from maia.contracts import Message, TextBlock
+from maia.contracts import Message, TextBlock, ToolResultBlock
 from maia.sessions import SessionManager, SessionStore
 
 
@@ -82,3 +82,18 @@ def test_an_unchanged_session_is_not_written_again_and_a_change_is(tmp_path: Pat
     assert manager.save() is not None
     assert len(parse_session(path.read_text(), path.stem).messages) == 2
     assert manager._saved_digest == encode_session(manager.session).digest
+
+
+def test_a_lone_surrogate_anywhere_is_saved_and_read_back(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "s")
+    odd = "Hello \ud800 there"
+    saved = SavedSession(
+        name="odd",
+        model="m",
+        messages=[Message("user", [TextBlock(odd)]), Message("user", [ToolResultBlock("c1", odd)])],
+    )
+    store.write(saved)
+    again = store.load("odd")
+    assert again.messages == saved.messages
+    (info,) = store.listing()
+    assert info.error is None and info.first_prompt.startswith("Hello")
