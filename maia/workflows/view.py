@@ -71,7 +71,9 @@ class Snapshot:
                 until = _clock(waiting.get("until"))
                 if waiting.get("reason") == "rate_limited":
                     return _("rate-limited until {time}").format(time=until)
-                return _("server overloaded, retrying at {time}").format(time=until)
+                if waiting.get("reason") == "unreachable":
+                    return _("LiteLLM unreachable, retrying at {time}").format(time=until)
+                return _("server error, retrying at {time}").format(time=until)
             if self.pending:
                 return _("waiting for an answer ({requests})").format(requests=", ".join(r.id for r in self.pending))
             for agent in self.agents:
