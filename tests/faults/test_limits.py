@@ -27,6 +27,8 @@ from maia.subagents.protocol import ChildSpec
 from tests.app.helpers import CHAT, chat_bodies, maia
 from tests.streams import text_stream
 from tests.subagents.conftest import ScriptedLiteLLM, agent_md
+from tests.workflows.conftest import PARENT_BODY, WorkflowLiteLLM, detach, show
+from tests.workflows.conftest import wait_for as wf_wait_for
 
 UTC_ENV = {"TZ": "UTC"}
 
@@ -194,7 +196,12 @@ def _spec(home: Path, project: Path, name: str) -> ChildSpec:
     (folder / "AGENT.md").write_text(agent_md(name), encoding="utf-8")
     loaded = load_agents(home, project)
     return ChildSpec(
-        definition=loaded.agents[name], task="t", cwd=project, home=home, model="scripted-openai", parent_session="parent"
+        definition=loaded.agents[name],
+        task="t",
+        cwd=project,
+        home=home,
+        model="scripted-openai",
+        parent_session="parent",
     )
 
 
@@ -242,3 +249,27 @@ async def test_a_sub_agents_long_wait_counts_against_the_parents_limit_and_says_
     assert result.error is not None and "2s" not in result.error
     assert "while it waited for the server (rate_limited) until" in result.error
     assert until.astimezone().strftime("%H:%M:%S") in result.error
+
+
+# --- workflows: ``waiting`` with the reset time in ``maia workflow`` ------------------------------
+
+
+def test_a_workflow_waits_for_a_usage_limit_named_in_its_text(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "UTC")  # inherited by the worker
+    script = WorkflowLiteLLM(server)
+    parent = tmp_path / "flows" / "boss" / "AGENT.md"
+    parent.parent.mkdir(parents=True)
+    parent.write_text(agent_md("boss", "", PARENT_BODY.format(agents="rev"), "Runs reviews."), encoding="utf-8")
+    reset = (datetime.now(UTC) + timedelta(hours=2)).strftime("%H:%M")
+    message = {"error": {"message": f"Your usage limit has been reached; it resets at {reset}"}}
+    script.add("parent", Response(json.dumps(message), status=429, content_type="application/json"))
+    workflow_id = detach(parent)
+    waiting = wf_wait_for(workflow_id, lambda s: s["state"] == "waiting", "the limited state")
+    assert waiting["label"] == f"rate-limited until {reset}:00"
+    assert f"{workflow_id}  rate-limited until {reset}:00\n" in maia("workflow", workflow_id).stdout
+    stopped = maia("stop", workflow_id)
+    assert stopped.returncode == 0
+    assert show(workflow_id)["state"] == "error"
+    assert script.seen("parent") == 1  # waited for the reset: no blind retries
