@@ -60,8 +60,10 @@ class Wait:
 
     @property
     def persistent(self) -> bool:
-        """A 429 that keeps coming with no time given (the chat asks before waiting again)."""
-        return self.reason == "rate_limited" and not self.known and self.attempt >= PERSISTENT_AFTER
+        """A 429 that keeps coming with no time given: the chat asks before waiting again (at the third
+        in a row, then every fifth)."""
+        late = self.attempt - PERSISTENT_AFTER
+        return self.reason == "rate_limited" and not self.known and late >= 0 and late % 5 == 0
 
 
 def is_outage(error: BaseException) -> bool:
