@@ -25,6 +25,7 @@ from maia.subagents.definitions import load_agents
 from maia.subagents.launcher import launch_subagent
 from maia.subagents.protocol import ChildSpec
 from tests.app.helpers import CHAT, chat_bodies, maia
+from tests.e2e.terminal import Terminal, chat_env
 from tests.streams import text_stream
 from tests.subagents.conftest import ScriptedLiteLLM, agent_md
 from tests.workflows.conftest import PARENT_BODY, WorkflowLiteLLM, detach, show
@@ -273,3 +274,25 @@ def test_a_workflow_waits_for_a_usage_limit_named_in_its_text(
     assert stopped.returncode == 0
     assert show(workflow_id)["state"] == "error"
     assert script.seen("parent") == 1  # waited for the reset: no blind retries
+
+
+# --- the chat: a known reset is asked when long, counted down with its time, and Esc cancels it -------
+
+
+def test_the_chat_waits_for_a_named_reset_and_esc_cancels(server: HTTPServer, home: Path, project: Path) -> None:
+    reset = (datetime.now(UTC) + timedelta(hours=2)).strftime("%H:%M")
+    limited(server, f"Your usage limit has been reached; it resets at {reset}")
+    term = Terminal(["chat", "-m", "scripted-openai"], project, {**chat_env(home, project), **UTC_ENV}, 100, 30)
+    try:
+        term.wait_for("Your request")
+        term.send("hello\r")
+        term.wait_for(f"Limited until {reset}. Wait, and resume then?")
+        term.answer("y")
+        term.wait_for(f"Limited until {reset}, resuming then (")
+        term.wait_for("Esc to cancel")
+        term.send("\x1b")
+        term.wait_for("Interrupted")
+        assert len(chat_bodies(server)) == 1  # waited for the reset: no blind retries meanwhile
+        assert term.child.isalive()
+    finally:
+        term.close()
