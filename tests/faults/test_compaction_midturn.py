@@ -8,16 +8,25 @@ turn carries on from the summary to its answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from maia.context.tokens import count_text
+from maia.app.loadout import assemble
+from maia.context.tokens import TokenCounter, count_text
+from maia.conversation import Conversation
+from maia.errors import ProviderError
+from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
+from maia.sessions import SessionManager, SessionStore
+from maia.tools import builtin_tools
+from tests.agent.helpers import RecordingUI
 from tests.app.helpers import CHAT, maia
 from tests.streams import text_stream, tool_stream
 
@@ -77,3 +86,50 @@ def test_a_request_that_would_not_fit_mid_turn_is_compacted_first(
     assert "What is in big.txt?" in json.dumps(carried["messages"][-1])  # and the request is carried on
     for body in bodies:  # no request ever exceeded the model's context
         assert request_tokens(body) < MAX_CONTEXT, request_tokens(body)
+
+
+# --- what an error or Ctrl+C after a compaction mid-turn leaves (in process: the scripted provider) ---
+
+
+def _conversation(project: Path, home: Path, provider: ScriptedProvider) -> Conversation:
+    return Conversation(
+        launch=project,
+        loadout=assemble(project, home, builtin_tools(), {}),
+        provider=provider,
+        ui=RecordingUI(),  # type: ignore[arg-type]
+        sessions=SessionManager(SessionStore.for_launch(project), "work"),
+        counter=TokenCounter(),
+    )
+
+
+@pytest.mark.parametrize("failure", ["error", "cancel"])
+async def test_a_failure_after_a_compaction_mid_turn_never_brings_the_old_conversation_back(
+    project: Path, home: Path, failure: str
+) -> None:
+    (project / "big.txt").write_text("word " * 3000, encoding="utf-8")
+    gate = asyncio.Event()
+
+    async def hold() -> None:
+        await gate.wait()
+
+    fails = ProviderError("the proxy fell over")
+    last = ScriptedTurn([fails]) if failure == "error" else ScriptedTurn([hold])
+    provider = ScriptedProvider([text_turn("hi"), tool_turn(("Read", {"path": "big.txt"})), text_turn(SUMMARY), last])
+    conversation = _conversation(project, home, provider)
+    await conversation.send("hello")  # a conversation before the turn: the compaction replaces it
+    conversation.max_context = conversation.context_tokens() + 4500 + 400  # the file will not fit
+    turn = asyncio.ensure_future(conversation.send("read big.txt"))
+    if failure == "error":
+        with pytest.raises(ProviderError):
+            await turn
+    else:
+        while provider.remaining:  # the held answer has begun: the compaction is done
+            await asyncio.sleep(0.01)
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+    assert conversation.start_context == SUMMARY  # still the compacted conversation
+    assert conversation.sessions.name == "work__1"
+    texts = [m.text for m in conversation.agent.messages]
+    assert "hello" not in texts and not any("word word" in t for t in texts), texts  # never the old one
+    assert len(provider.requests) == 4 and "read big.txt" in provider.requests[3].messages[-1].text
