@@ -298,3 +298,21 @@ def test_the_chat_waits_for_a_named_reset_and_esc_cancels(server: HTTPServer, ho
         assert term.child.isalive()
     finally:
         term.close()
+
+
+def test_the_chat_asks_when_a_429_without_a_time_keeps_coming(
+    server: HTTPServer, write_settings: Any, home: Path, project: Path
+) -> None:
+    write_settings(server.url_for(""), RateLimitBackoff=[0.2])
+    for _ in range(3):
+        limited(server, "Too many requests")
+    term = Terminal(["chat", "-m", "scripted-openai"], project, chat_env(home, project), 100, 30)
+    try:
+        term.wait_for("Your request")
+        term.send("hello\r")
+        term.wait_for("The server keeps refusing (HTTP 429) without saying until when (3 times). Keep trying?")
+        term.answer("n")
+        term.wait_for("LiteLLM answered HTTP 429: Too many requests")
+        assert len(chat_bodies(server)) == 3  # no fourth try once the user said no
+    finally:
+        term.close()
