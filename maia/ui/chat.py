@@ -591,6 +591,8 @@ class ChatApp:
         cancels (Esc) or declines a long wait, or a 429 that keeps coming with no time given."""
         from maia.app.waits import clock, wait_line
 
+        if self.ui.store.live_text:
+            self.ui.on_text_end()  # an answer cut by the failure stays as it was seen; the retry starts afresh
         at = wait.until
         if wait.delay > ASK_BEFORE_WAIT and not await self.ui.confirm(
             _("Limited until {time}. Wait, and resume then?").format(time=clock(at, wait.delay))

@@ -194,3 +194,19 @@ def test_the_chat_counts_down_while_the_proxy_is_unreachable(
     term.wait_for("LiteLLM unreachable: retrying at")
     term.wait_for("Esc to cancel")
     term.wait_for("LiteLLM is unreachable", timeout=60)  # the window is over: the turn fails, saying why
+
+
+def test_an_answer_cut_by_a_dropped_connection_is_retried_and_not_glued_to_the_next(
+    server: HTTPServer, chat: Callable[..., Terminal]
+) -> None:
+    cut = b'data: {"choices": [{"index": 0, "delta": {"content": "Partial ans"}}]}\n\n'  # no [DONE]: cut
+    server.expect_oneshot_request(CHAT, method="POST").respond_with_data(cut, content_type="text/event-stream")
+    server.expect_oneshot_request(CHAT, method="POST").respond_with_data(
+        text_stream("The whole answer."), content_type="text/event-stream"
+    )
+    term = chat()
+    term.wait_for("Your request")
+    term.send("hello\r")
+    term.wait_for("The whole answer.")
+    assert "Partial ansThe whole" not in term.everything()
+    assert len(chat_bodies(server)) == 2
