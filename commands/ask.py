@@ -56,7 +56,14 @@ def _piped(stream: object) -> bool:
 )
 @click.option("--continue", "continue_last", is_flag=True, help=_("Carry on the most recent session."))
 @click.option("--no-save", is_flag=True, help=_("Do not save the session."))
-@click.option("--no-wait", is_flag=True, help=_("Fail at once when rate-limited or overloaded instead of waiting."))
+@click.option(
+    "--no-wait", is_flag=True, help=_("Fail at once when rate-limited, overloaded or unreachable instead of waiting.")
+)
+@click.option(
+    "--max-wait",
+    metavar="DURATION",
+    help=_("Give up when waiting for the server would take longer than this in all (90s, 30m, 2h; default: wait)."),
+)
 @click.option(
     "--no-stdin", is_flag=True, help=_("Do not read piped standard input (by default it is attached to PROMPT).")
 )
@@ -72,6 +79,7 @@ def ask(
     continue_last: bool,
     no_save: bool,
     no_wait: bool,
+    max_wait: str | None,
     no_stdin: bool,
 ) -> None:
     """Send PROMPT to the agent and print the answer; read the prompt from stdin when PROMPT is - or absent.
@@ -83,7 +91,9 @@ def ask(
     The agent has the chat's tools, custom tools and skills, under the same permission rules. A call
     that would ask for confirmation is refused (the model is told why) unless --allow covers it or
     --yes is given. @file references and §skill work as in the chat; !command and /commands do not.
-    Rate limits and overloaded servers are waited for (see --no-wait). --continue carries on the
+    Usage and rate limits are waited for until they reset (the time the server gives, or a growing
+    backoff), failing servers and outages of the proxy for a while (see --max-wait, --no-wait).
+    --continue carries on the
     newest session made by maia ask (chat sessions are left to maia chat).
 
     Exit codes: 0 done, 1 error, 2 bad usage or unknown model/session, 3 stopped by the iteration
@@ -100,6 +110,14 @@ def ask(
 
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
+    wait_limit = None
+    if max_wait is not None:
+        from maia.workflows.duration import DurationError, parse_duration
+
+        try:
+            wait_limit = parse_duration(max_wait)
+        except DurationError as error:
+            raise UsageError(_("--max-wait: {error}").format(error=error)) from None
     if as_json:
         if output not in ("text", "json"):
             raise UsageError(_("Use --json or --output {output}, not both.").format(output=output))
@@ -132,6 +150,7 @@ def ask(
         continue_last=continue_last,
         save=not no_save,
         wait=not no_wait,
+        max_wait=wait_limit,
         stdin=piped,
     )
     try:

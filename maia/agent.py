@@ -71,6 +71,9 @@ class AgentSession:
     interrupted: Literal["kept", "rolled_back"] | None = None
     # "always" answers: (rules, kept in the project's local settings) → the application remembers them
     remember: Callable[[Sequence[str], bool], None] | None = None
+    # called before each model call: compacts a conversation that would not fit and returns the request
+    # to carry on with (the turn goes on from the summary), or None when nothing was done
+    before_request: Callable[[AgentSession], Awaitable[str | None]] | None = None
     _streaming: list[str] | None = None  # the text of the answer being streamed
     _runner: ToolRunner | None = None  # the tool calls being run
 
@@ -214,10 +217,35 @@ async def _run_calls(session: AgentSession, calls: list[ToolUseBlock]) -> RunOut
     return RunOutcome(results, outcome.stopped)
 
 
-async def _loop(session: AgentSession, on_limit: LimitCallback | None, max_iterations: int | None) -> TurnResult:
+@dataclass(slots=True)
+class _Turn:
+    """What an interruption or error of this turn rolls back to (moved on by a compaction mid-turn)."""
+
+    saved: Checkpoint
+    base: int
+
+
+async def _make_room(session: AgentSession, turn: _Turn) -> None:
+    """A conversation that would not fit is compacted before the request; the turn carries on from the
+    summary (what a rollback restores is then the compacted conversation, never the old one)."""
+    if session.before_request is None:
+        return
+    carry_on = await session.before_request(session)
+    if carry_on is None:
+        return
+    turn.saved = checkpoint(session)
+    add_request(session, carry_on)
+    turn.base = len(session.messages)
+    _report_context(session)
+
+
+async def _loop(
+    session: AgentSession, on_limit: LimitCallback | None, max_iterations: int | None, turn: _Turn
+) -> TurnResult:
     limit = max_iterations or session.max_iterations
     while True:
         for _iteration in range(limit):
+            await _make_room(session, turn)
             text, calls, thinking = await _call_model(session)
             content: list[ContentBlock] = [*thinking]
             if text or not calls:
@@ -304,15 +332,16 @@ async def _guarded(
     base: int,
 ) -> TurnResult:
     session.interrupted = None
+    turn = _Turn(saved, base)
     try:
-        return await _loop(session, on_limit, max_iterations)
+        return await _loop(session, on_limit, max_iterations, turn)
     except asyncio.CancelledError:
-        _on_interrupt(session, saved, base)
+        _on_interrupt(session, turn.saved, turn.base)
         raise
     except BaseException:
         session._streaming = session._runner = None
         if not session.can_resume:
-            restore(session, saved)
+            restore(session, turn.saved)
         raise
 
 

@@ -15,6 +15,7 @@ from maia.paths import settings_path
 
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_READ_TIMEOUT = 600.0
+DEFAULT_OUTAGE_RETRY = 120.0
 
 _RULE_LIST = {"type": "array", "items": {"type": "string"}}
 
@@ -36,6 +37,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         },
         "DefaultModel": {"type": "string", "minLength": 1},
         "ReadTimeout": {"type": "number", "exclusiveMinimum": 0},
+        "OutageRetrySeconds": {"type": "number", "minimum": 0},
+        "RateLimitBackoff": {"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 1},
+        "RateLimitPatterns": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "Theme": {"enum": ["auto", "dark", "light"]},
         "permissions": {
             "type": "object",
@@ -57,6 +61,10 @@ _FIXES: dict[str, str] = {
     "MaxContextTokens": 'a whole number of at least 1000, or a map such as {"gpt-4o": 128000}',
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
     "ReadTimeout": "seconds to wait for the proxy's next bytes before giving up, e.g. 600",
+    "OutageRetrySeconds": "how long (seconds) to keep retrying while the proxy is unreachable, e.g. 120; 0: never",
+    "RateLimitBackoff": "the waits (seconds) after a 429 that says no time, e.g. [5, 10, 20, 40, 60, 120, 300]",
+    "RateLimitPatterns": "regular expressions with a group named time, e.g. "
+    '["quota resets at (?P<time>\\d\\d:\\d\\d)"]',
     "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
     "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
@@ -89,6 +97,9 @@ class Settings:
     max_context_tokens: int | dict[str, int] | None = None
     default_model: str | None = None
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    outage_retry: float = DEFAULT_OUTAGE_RETRY  # seconds an outage of the proxy is retried
+    rate_limit_backoff: list[float] = field(default_factory=list)  # empty: the built-in waits
+    rate_limit_patterns: list[str] = field(default_factory=list)  # the user's phrasings of a limit's end
     theme: str = "auto"  # the chat's colours: "auto" follows the terminal's background
     permissions: dict[str, list[str]] = field(default_factory=dict)
     sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
@@ -240,6 +251,21 @@ def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | Non
 describe_schema_error = _describe_error  # the one "field and fix" wording, for every file MAIA validates
 
 
+def _check_patterns(patterns: list[str], path: Path) -> None:
+    """Each ``RateLimitPatterns`` entry must compile and name its ``time`` group: else a clear error."""
+    from maia.provider.ratelimit import compile_patterns
+
+    try:
+        compile_patterns(patterns)
+    except ValueError as error:
+        raise ConfigError(
+            _(
+                '{path}: "RateLimitPatterns" holds an invalid regular expression: {error}; fix: a pattern with a '
+                "group named time that captures when the limit ends, e.g. {example}."
+            ).format(path=path, error=error, example='"resets at (?P<time>\\d\\d:\\d\\d)"')
+        ) from None
+
+
 def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Check the parsed settings and build :class:`Settings`; unknown keys become warnings."""
     import jsonschema
@@ -259,6 +285,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         for key in data
         if key not in SETTINGS_SCHEMA["properties"]
     ]
+    _check_patterns(data.get("RateLimitPatterns", []), path)
     env = os.environ if env is None else env
     api_key = data.get("LiteLLM_API_Key") or env.get("LITELLM_API_KEY") or None
     perms = data.get("permissions") or {}
@@ -273,6 +300,9 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         max_context_tokens=data.get("MaxContextTokens"),
         default_model=data.get("DefaultModel"),
         read_timeout=float(data.get("ReadTimeout", DEFAULT_READ_TIMEOUT)),
+        outage_retry=float(data.get("OutageRetrySeconds", DEFAULT_OUTAGE_RETRY)),
+        rate_limit_backoff=[float(v) for v in data.get("RateLimitBackoff", [])],
+        rate_limit_patterns=list(data.get("RateLimitPatterns", [])),
         theme=data.get("Theme", "auto"),
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
         sandbox=data.get("Sandbox"),

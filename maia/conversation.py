@@ -14,10 +14,19 @@ from typing import TYPE_CHECKING
 
 from maia.agent import AgentSession, Checkpoint, LimitCallback, TurnResult, checkpoint, restore, resume_turn, run_turn
 from maia.codec import SavedSession
-from maia.context.compaction import RESUME_AFTER_EMERGENCY, needs_compaction, request_summary
+from maia.context.compaction import (
+    MARGIN,
+    MY_REQUEST,
+    RESUME_AFTER_EMERGENCY,
+    RESUME_MID_TURN,
+    SUMMARY_TOKENS,
+    EmptySummary,
+    needs_compaction,
+    request_summary,
+)
 from maia.context.tokens import TokenCounter
 from maia.contracts import AgentUI, LLMProvider, Message, PermissionCheck, TextBlock, ToolContext
-from maia.errors import ContextTooLong, MaiaError
+from maia.errors import ContextTooLong, MaiaError, ProviderError
 from maia.i18n import _
 from maia.sessions import SessionManager
 
@@ -35,7 +44,9 @@ class Compaction:
     name: str
     summary: str
     truncated: bool
-    reason: str = "manual"  # "manual", "auto" (threshold reached) or "emergency" (the server refused)
+    # "manual", "auto" (threshold reached between turns), "midturn" (reached within a turn) or
+    # "emergency" (the server refused)
+    reason: str = "manual"
     tokens_before: int | None = None
 
 
@@ -70,6 +81,8 @@ class Conversation:
         self.start_context: str | None = None
         self.epoch = 0  # changes whenever the conversation is replaced (clear, load, compaction)
         self.on_compacted: Callable[[Compaction], None] | None = None
+        self._request: str | None = None  # the request of the turn going on (a compaction mid-turn repeats it)
+        self._failed_at: Marker | None = None  # where an automatic compaction last failed: not tried again there
         self.agent = AgentSession(
             provider=provider,
             system=loadout.system(None),
@@ -82,6 +95,7 @@ class Conversation:
             count_context=self._count if counter is not None else None,
             tool_context=tool_context,
         )
+        self.agent.before_request = self._make_room
 
     # --- equipment ------------------------------------------------------------------------------
 
@@ -198,10 +212,11 @@ class Conversation:
     # --- turns ----------------------------------------------------------------------------------
 
     async def compact(
-        self, *, emergency: bool = False, focus: str | None = None, reason: str = "manual"
+        self, *, emergency: bool = False, focus: str | None = None, reason: str = "manual", shrink: bool = False
     ) -> Compaction | None:
         """Summarise and start over from the summary (§14.2); None when there is nothing to compact.
 
+        ``shrink``: cut long tool results in the summary request (as an emergency does), so that it fits.
         Any error or cancellation before the switch leaves the conversation exactly as it was.
         """
         agent = self.agent
@@ -215,7 +230,7 @@ class Conversation:
             agent.messages,
             agent.pending_context,
             [t.spec for t in agent.tools.values()],
-            emergency=emergency,
+            emergency=emergency or shrink,
             focus=focus,
         )
         # the new name is reserved (locked) before anything changes: a busy name leaves all as it was
@@ -250,18 +265,55 @@ class Conversation:
         if not needs_compaction(tokens, self.max_context):
             return None
         try:
-            return await self.compact(reason="auto")
+            return await self.compact(reason="auto", shrink=self._too_big_to_summarise(tokens))
         except MaiaError as error:
+            self._failed_at = self.marker()
             self.ui.on_warning(
                 _("Automatic compaction failed ({error}); the conversation goes on.").format(error=error.message)
             )
             return None
+
+    def _too_big_to_summarise(self, tokens: int) -> bool:
+        """The summary request itself would not fit with the conversation whole."""
+        return self.max_context is not None and tokens > self.max_context - SUMMARY_TOKENS - MARGIN // 2
+
+    async def _make_room(self, agent: AgentSession) -> str | None:
+        """Before each model call of a turn: a request that would not fit in the model's context is never
+        sent; the conversation is compacted first (announced) and the turn carries on from the summary."""
+        if self.counter is None or agent is not self.agent or self._failed_at == self.marker():
+            return None
+        tokens = self.context_tokens()
+        if not needs_compaction(tokens, self.max_context):
+            return None
+        self.ui.on_warning(
+            _(
+                "The context is nearly full ({tokens} of {maximum} tokens) in the middle of the turn: compacting "
+                "the conversation, then carrying on."
+            ).format(tokens=f"{tokens:,}", maximum=f"{self.max_context:,}")
+        )
+        try:
+            await self.compact(reason="midturn", shrink=self._too_big_to_summarise(tokens))
+        except ContextTooLong:
+            raise  # even the summary request did not fit: the emergency compaction of send() takes over
+        except ProviderError as error:
+            if not isinstance(error, EmptySummary):
+                raise  # a limit or an outage: waited for and retried like any request
+            self._failed_at = self.marker()
+            self.ui.on_warning(_("Compaction failed ({error}); the turn goes on.").format(error=error.message))
+            return None
+        except MaiaError as error:
+            self._failed_at = self.marker()
+            self.ui.on_warning(_("Compaction failed ({error}); the turn goes on.").format(error=error.message))
+            return None
+        request = self._request
+        return f"{RESUME_MID_TURN}\n\n{MY_REQUEST}\n\n{request}" if request else RESUME_MID_TURN
 
     async def send(
         self, text: str, *, on_limit: LimitCallback | None = None, max_iterations: int | None = None
     ) -> TurnResult:
         """A user request: compaction if due (counting the request), the turn, then one emergency
         compaction and retry if the server finds it too long."""
+        self._request = text
         await self._auto_compact(text)
         try:
             result = await run_turn(self.agent, text, on_limit=on_limit, max_iterations=max_iterations)

@@ -68,6 +68,10 @@ class ProviderUnreachable(ProviderError):
         self.cause = cause
 
 
+class ProviderTimeout(ProviderError):
+    """The proxy sent nothing within ``ReadTimeout`` (or a connection could not be set up in time)."""
+
+
 class HttpStatusError(ProviderError):
     """The server answered with a non-2xx HTTP status."""
 

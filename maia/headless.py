@@ -16,6 +16,7 @@ from typing import Any, Literal, TextIO
 from maia.app.application import Application, AppOptions
 from maia.app.prepare import Allowed, Invalid, Prompt, SkillList, stdin_context
 from maia.app.retry import Wait
+from maia.app.waits import span, wait_line
 from maia.codec import SavedSession
 from maia.config import Settings
 from maia.contracts import Approval, AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
@@ -268,27 +269,40 @@ class AskOptions:
     continue_last: bool = False
     save: bool = True
     wait: bool = True
+    max_wait: float | None = None  # seconds of waiting for the server in all; None: as long as it takes
     stdin: str | None = None  # piped input, attached to the prompt as data
 
 
 def _make_waiter(options: AskOptions, ui: HeadlessUI) -> Callable[[Wait], Any]:
+    """Wait as the server asks (a known reset, a growing backoff, an outage's window), saying so on stderr;
+    ``--max-wait`` bounds the waiting in all, ``--no-wait`` fails at once."""
+    waited = 0.0
+
     async def on_wait(wait: Wait) -> bool:
+        nonlocal waited
         if not options.wait:
             return False
         at = wait.until.strftime("%H:%M:%S")
-        if wait.delay > 15 * 60:
-            ui.on_warning(_("The server asks to wait until {time}: longer than 15 minutes, giving up.").format(time=at))
-            return False
-        ui.emit({"type": wait.reason, "retry_in": wait.delay, "retry_at": at, "attempt": wait.attempt})
-        if wait.reason == "rate_limited":
-            ui.progress(_("Rate-limited, retrying at {time} ({seconds:g} s)").format(time=at, seconds=wait.delay))
-        else:
-            ui.progress(
-                _("The server is overloaded ({error}); retrying at {time} ({seconds:g} s)").format(
-                    error=wait.error.message, time=at, seconds=wait.delay
+        if options.max_wait is not None and waited + wait.delay > options.max_wait:
+            ui.on_warning(
+                _("{line}: longer than --max-wait ({limit}) allows, giving up.").format(
+                    line=wait_line(wait), limit=span(options.max_wait)
                 )
             )
+            return False
+        ui.emit(
+            {
+                "type": wait.reason,
+                "retry_in": wait.delay,
+                "retry_at": at,
+                "attempt": wait.attempt,
+                "known": wait.known,
+                "error": wait.error.message,
+            }
+        )
+        ui.progress(wait_line(wait))
         await asyncio.sleep(wait.delay)
+        waited += wait.delay
         return True
 
     return on_wait

@@ -715,7 +715,7 @@ class Application:
             self.conversation,
             text,
             on_wait=on_wait,
-            policy=policy,
+            policy=policy or RetryPolicy.from_settings(self.settings),
             on_limit=on_limit,
             max_iterations=max_iterations or self.options.max_iterations,
         )

@@ -31,6 +31,13 @@ RESUME_AFTER_EMERGENCY = (
     "Carry on with my last request."
 )
 
+RESUME_MID_TURN = (
+    "The conversation grew too long for the model in the middle of your work and has just been compacted: the "
+    "summary above replaces it. Carry on with my request from where you were (check the state of files before "
+    "relying on what you did)."
+)
+MY_REQUEST = "My request was:"
+
 
 def auto_threshold(max_context: int | None) -> int | None:
     """``max − (4000 + 500)`` when the maximum is known and the threshold positive."""

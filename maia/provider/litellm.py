@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, Mapping
+import re
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,13 +31,15 @@ from maia.errors import (
     HttpStatusError,
     IncompleteStream,
     ProviderError,
+    ProviderTimeout,
     ProviderUnreachable,
     RateLimited,
+    StreamError,
     UnknownModel,
 )
 from maia.i18n import _
 from maia.paths import maia_home
-from maia.provider.ratelimit import retry_delay
+from maia.provider.ratelimit import compile_patterns, mentions_limit, reset_from_text, retry_delay
 from maia.provider.sse import (
     DONE_MARKER,
     SseDecoder,
@@ -172,14 +175,23 @@ def classify_http_error(
     reason: str = "",
     *,
     settings_path: Path | None = None,
+    patterns: Sequence[re.Pattern[str]] = (),
 ) -> ProviderError:
-    """The typed error for a non-2xx answer: context too long, rate limited, auth failed, unknown model…"""
+    """The typed error for a non-2xx answer: context too long, rate limited, auth failed, unknown model…
+
+    ``patterns``: the user's ``RateLimitPatterns`` (tried before the known phrasings)."""
     detail = error_detail(body) or reason or _("no details given")
     lowered = detail.lower()
     if is_context_too_long(detail):
         return ContextTooLong(detail, status=status)
+    now = datetime.now(UTC)
     if status == 429:
-        return RateLimited(status, detail, retry_delay(headers, datetime.now(UTC)), url=url)
+        return RateLimited(status, detail, limit_delay(headers, detail, now, patterns), url=url)
+    if status in (400, 403, 503) and (mentions_limit(detail) or _matches(detail, patterns)):
+        # some gateways answer a usage limit with another status: it is one when its text says when it ends
+        delay = reset_from_text(detail, now, patterns)
+        if delay is not None:
+            return RateLimited(status, detail, delay, url=url)
     # LiteLLM answers a wrong key with 400 "No connected db." when it runs without a database
     if status in (401, 403) or any(words in lowered for words in _BAD_KEY_DETAILS):
         return AuthFailed(status, detail, url=url, hint=_key_hint(settings_path))
@@ -187,6 +199,22 @@ def classify_http_error(
         return UnknownModel(status, detail, url=url, hint=_("`maia models` lists the models this proxy offers."))
     retry_after = retry_delay(headers, datetime.now(UTC)) if status in (502, 503, 504, 529) else None
     return HttpStatusError(status, detail, url=url, retry_after=retry_after)
+
+
+def _matches(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
+    return any(p.search(text) for p in patterns)
+
+
+def limit_delay(
+    headers: Mapping[str, str], detail: str, now: datetime, patterns: Sequence[re.Pattern[str]] = ()
+) -> float | None:
+    """How long a limit lasts: the headers (a), else the error text (b); the later of both when both tell,
+    so a retry never comes before the reset the message names. None: nothing tells (c)."""
+    stated = retry_delay(headers, now)
+    told = reset_from_text(detail, now, patterns)
+    if stated is None or told is None:
+        return told if stated is None else stated
+    return max(stated, told)
 
 
 def debug_log_path(env: Mapping[str, str] | None = None) -> Path | None:
@@ -229,6 +257,7 @@ class LiteLLMProvider:
         self._client = client
         self._owns_client = client is None
         self._debug_path = debug_log_path(env)
+        self._patterns = compile_patterns(settings.rate_limit_patterns)  # validated with the settings
         self.last_response_headers: dict[str, str] = {}
 
     @property
@@ -313,12 +342,26 @@ class LiteLLMProvider:
                         url,
                         response.reason_phrase,
                         settings_path=self._settings.path,
+                        patterns=self._patterns,
                     )
                 async with aclosing(self._read_answer(response, log)) as answer:
                     async for event in answer:
                         yield event
         except httpx.TransportError as exc:
             raise self._transport_error(url, exc) from exc
+        except StreamError as error:  # a limit reported in the stream ("code": 429, or its words and a time)
+            limited = self._limit_in_stream(error)
+            if limited is None:
+                raise
+            raise limited from None
+
+    def _limit_in_stream(self, error: StreamError) -> RateLimited | None:
+        code = (error.code or "").strip()
+        delay = reset_from_text(error.detail, datetime.now(UTC), self._patterns)
+        named = mentions_limit(error.detail) or _matches(error.detail, self._patterns)
+        if code == "429" or (delay is not None and named):
+            return RateLimited(429, error.detail, delay)
+        return None
 
     def _transport_error(self, url: str, exc: httpx.TransportError) -> ProviderError:
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
@@ -326,7 +369,7 @@ class LiteLLMProvider:
         if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
             return IncompleteStream()
         if isinstance(exc, httpx.TimeoutException):
-            return ProviderError(
+            return ProviderTimeout(
                 _("LiteLLM sent nothing for {seconds:g} s ({url}): the proxy or the model is stuck.").format(
                     seconds=self._settings.read_timeout, url=url
                 ),

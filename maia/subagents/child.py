@@ -12,10 +12,11 @@ import contextlib
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from maia.agent import AgentSession, add_request, final_text, resume_turn, run_turn
 from maia.contracts import (
@@ -30,13 +31,15 @@ from maia.contracts import (
     ToolUseBlock,
     Usage,
 )
-from maia.errors import MaiaError, ProviderError, RateLimited
+from maia.errors import MaiaError, ProviderError
 from maia.i18n import _
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 
+if TYPE_CHECKING:
+    from maia.app.retry import RetryPolicy
+
 FINAL_SUMMARY_TOKENS = 4000
-RATE_LIMIT_MAX_WAIT = 300.0
 T = TypeVar("T")
 
 
@@ -198,6 +201,7 @@ class ChildSession:
     closer: Callable[[], Awaitable[None]]
     warnings: list[str] = field(default_factory=list)
     latest: list[Message] = field(default_factory=list)
+    policy: RetryPolicy | None = None  # the user's waits (RateLimitBackoff, OutageRetrySeconds)
 
     async def aclose(self) -> None:
         """Release the provider (and whatever the conversation holds)."""
@@ -254,7 +258,9 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     app = await Application.open(options, ui)
     agent = app.agent
     warnings = [*equipment.warnings, *equipment.missing(app)]
-    child = ChildSession(agent, app.aclose, warnings)
+    from maia.app.retry import RetryPolicy
+
+    child = ChildSession(agent, app.aclose, warnings, policy=RetryPolicy.from_settings(app.settings))
     agent.count_context = child.snapshot
     return child
 
@@ -269,31 +275,25 @@ class Logs(Protocol):
         """A wait for the server begins (until ``until``, an ISO time) or, with None, ends."""
 
 
-async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
-    """Run ``attempt(n)``; on a rate limit or an overloaded server wait as the shared retry policy says
-    (told to the parent) and try again."""
-    from maia.app.retry import RetryPolicy
+async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]], policy: RetryPolicy | None = None) -> T:
+    """Run ``attempt(n)``; on a limit, a failing server or an outage wait as the shared retry policy says
+    (told to the parent, whose time limit bounds the wait: never given up early) and try again."""
+    from maia.app.retry import Attempts, RetryPolicy
+    from maia.app.waits import wait_line
 
-    policy = RetryPolicy.from_environment()  # MAIA_RETRY_SCALE, inherited from the parent
-    counts = {"rate_limited": 0, "overloaded": 0}
+    policy = policy or RetryPolicy.from_environment()  # MAIA_RETRY_SCALE, inherited from the parent
+    attempts = Attempts()
+    tries = 0
     while True:
         try:
-            return await attempt(sum(counts.values()))
+            return await attempt(tries)
         except ProviderError as error:
-            kind = "rate_limited" if isinstance(error, RateLimited) else "overloaded"
-            counts[kind] += 1
-            wait = policy.wait_for(error, counts[kind])
-            if wait is None or wait.delay > RATE_LIMIT_MAX_WAIT:
+            number, elapsed = attempts.failed(error, time.monotonic())
+            wait = policy.wait_for(error, number, elapsed=elapsed)
+            if wait is None:
                 raise
-            if kind == "rate_limited":
-                ui.log("info", _("Rate-limited: trying again in {seconds:g} s.").format(seconds=wait.delay))
-            else:
-                ui.log(
-                    "info",
-                    _("The server is overloaded ({error}): trying again in {seconds:g} s.").format(
-                        error=error.message, seconds=wait.delay
-                    ),
-                )
+            tries += 1
+            ui.log("info", wait_line(wait))
             ui.waiting(wait.reason, wait.until.astimezone().isoformat(timespec="seconds"))
             try:
                 await asyncio.sleep(wait.delay)
@@ -301,7 +301,9 @@ async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
                 ui.waiting(None, None)
 
 
-async def request_final_summary(session: AgentSession, ui: Logs, request_text: str | None = None) -> str:
+async def request_final_summary(
+    session: AgentSession, ui: Logs, request_text: str | None = None, policy: RetryPolicy | None = None
+) -> str:
     """Ask for the final answer (tools declared, unusable, 4000 tokens); recorded in the conversation.
 
     ``request_text`` replaces the sub-agent's wording (a workflow's parent asks for its Output)."""
@@ -324,7 +326,7 @@ async def request_final_summary(session: AgentSession, ui: Logs, request_text: s
                     break
         return "".join(text).strip()  # tool calls are ignored: they cannot run any more
 
-    summary = await _retrying(ui, ask)
+    summary = await _retrying(ui, ask, policy)
     session.messages.append(Message("assistant", [TextBlock(summary)]))
     session.merge_next = False
     return summary
@@ -339,10 +341,10 @@ async def run_child_turn(child: ChildSession, task: str, ui: ChildUI) -> str:
             return await resume_turn(session, max_iterations=session.max_iterations)
         return await run_turn(session, task, max_iterations=session.max_iterations)
 
-    result = await _retrying(ui, turn)
+    result = await _retrying(ui, turn, child.policy)
     summary = final_text(session).strip() if result == "done" else ""
     if not summary:
-        summary = await request_final_summary(session, ui)
+        summary = await request_final_summary(session, ui, policy=child.policy)
     return summary
 
 

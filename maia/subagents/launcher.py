@@ -162,6 +162,7 @@ class _Run:
     ) -> None:
         self.spec = spec
         self.on_wait = on_wait
+        self.waiting: tuple[str, str | None] | None = None  # (reason, until) while the child waits for the server
         self.kill_grace = kill_grace
         self.process = process
         self.confirm = confirm
@@ -249,9 +250,11 @@ class _Run:
                 task.add_done_callback(self.questions.discard)
             elif kind == "log":
                 self._log(str(message.get("level", "info")), str(message.get("message", "")))
-            elif kind == "wait" and self.on_wait is not None:
+            elif kind == "wait":
                 reason, until = message.get("reason"), message.get("until")
-                self.on_wait(str(reason) if reason else None, str(until) if reason and until else None)
+                self.waiting = (str(reason), str(until) if until else None) if reason else None
+                if self.on_wait is not None:
+                    self.on_wait(str(reason) if reason else None, str(until) if reason and until else None)
             elif kind == "done":
                 self.done = message
                 break
@@ -376,6 +379,18 @@ def _duration(seconds: float) -> str:
     return _("{seconds:g} s").format(seconds=round(seconds, 1))
 
 
+def _clock(iso: str | None) -> str:
+    """An ISO time as the local ``HH:MM:SS`` (the text itself when it is no time)."""
+    from datetime import datetime
+
+    if not iso:
+        return "?"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return iso
+
+
 def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float | None) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
     from maia.codec import message_from_dict
@@ -389,7 +404,13 @@ def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float | 
         result.model = str(done.get("model") or run.spec.model)
         with contextlib.suppress(ValueError):
             result.messages = [message_from_dict(m) for m in done.get("messages") or []]
-    if result.timed_out:
+    if result.timed_out and run.waiting is not None:
+        # the parent (and its model) learn the real reason and time, never a stale "try again in 2s"
+        result.error = _(
+            "The sub-agent was stopped by its time limit ({limit}) while it waited for the server ({reason}) "
+            "until {time}."
+        ).format(limit=_duration(timeout or 0.0), reason=run.waiting[0], time=_clock(run.waiting[1]))
+    elif result.timed_out:
         result.error = _("The sub-agent was stopped: it ran longer than its time limit ({limit}).").format(
             limit=_duration(timeout or 0.0)
         )

@@ -306,6 +306,8 @@ class ChatApp:
                     "The context reached the compaction threshold ({tokens} tokens): the conversation was summarised."
                 ).format(tokens=f"{outcome.tokens_before:,}" if outcome.tokens_before else "?")
             )
+        elif outcome.reason == "midturn":
+            self.ui.warn(_("The conversation was summarised in the middle of the turn; the turn carries on."))
         self.ui.show_markdown(outcome.summary)
         if outcome.truncated:
             self.ui.warn(_("The summary may be incomplete (cut by the output limit)."))
@@ -605,25 +607,29 @@ class ChatApp:
             await self.save_off_loop()
 
     async def wait_before_retry(self, wait: Wait) -> bool:
-        """Count down to the retry on the status line; False when the user cancels or declines."""
+        """Count down to the retry on the status line (one line, whatever the cause); False when the user
+        cancels (Esc) or declines a long wait, or a 429 that keeps coming with no time given."""
+        from maia.app.waits import clock, wait_line
+
+        if self.ui.store.live_text:
+            self.ui.on_text_end()  # an answer cut by the failure stays as it was seen; the retry starts afresh
         at = wait.until
         if wait.delay > ASK_BEFORE_WAIT and not await self.ui.confirm(
-            _("The server asks to wait until {time}. Wait?").format(time=at.strftime("%H:%M:%S"))
+            _("Limited until {time}. Wait, and resume then?").format(time=clock(at, wait.delay))
         ):
             return False
-        label = (
-            _("Rate-limited, retrying at {time} ({seconds} s)")
-            if wait.reason == "rate_limited"
-            else _("Server overloaded, retrying at {time} ({seconds} s)")
-        )
-        if wait.reason != "rate_limited":
-            self.ui.warn(wait.error.message)
+        if wait.persistent and not await self.ui.confirm(
+            _("The server keeps refusing (HTTP 429) without saying until when ({count} times). Keep trying?").format(
+                count=wait.attempt
+            )
+        ):
+            return False
 
         async def countdown() -> bool:
             from datetime import datetime
 
             while (left := (at - datetime.now()).total_seconds()) > 0:
-                self.ui.set_status(label.format(time=at.strftime("%H:%M:%S"), seconds=int(left + 0.999)))
+                self.ui.set_status(_("{line}: Esc to cancel").format(line=wait_line(wait, left)))
                 await asyncio.sleep(min(1.0, left))
             return True
 

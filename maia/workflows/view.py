@@ -93,14 +93,21 @@ class Snapshot:
                 until = _clock(waiting.get("until"))
                 if waiting.get("reason") == "rate_limited":
                     return _("rate-limited until {time}").format(time=until)
-                return _("server overloaded, retrying at {time}").format(time=until)
+                if waiting.get("reason") == "unreachable":
+                    return _("LiteLLM unreachable, retrying at {time}").format(time=until)
+                return _("server error, retrying at {time}").format(time=until)
             if self.pending:
                 return _("waiting for an answer ({requests})").format(requests=", ".join(r.id for r in self.pending))
             for agent in self.agents:
                 if agent.get("state") == "waiting" and isinstance(agent.get("waiting"), dict):
-                    return _("sub-agent {name} rate-limited until {time}").format(
-                        name=inert(str(agent.get("name"))), time=_clock(agent["waiting"].get("until"))
-                    )
+                    name, until = inert(str(agent.get("name"))), _clock(agent["waiting"].get("until"))
+                    if agent["waiting"].get("reason") == "unreachable":
+                        return _("sub-agent {name}: LiteLLM unreachable, retrying at {time}").format(
+                            name=name, time=until
+                        )
+                    if agent["waiting"].get("reason") == "overloaded":
+                        return _("sub-agent {name}: server error, retrying at {time}").format(name=name, time=until)
+                    return _("sub-agent {name} rate-limited until {time}").format(name=name, time=until)
             return _("waiting")
         if self.state == "error":
             code = self.record.get("exitCode")
@@ -254,7 +261,13 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
             error = f" — {one_line(str(agent['error']))}" if agent.get("error") and state == "error" else ""
             waiting = agent.get("waiting")
             if state == "waiting" and isinstance(waiting, dict):
-                extra += " " + _("(rate-limited until {time})").format(time=_clock(waiting.get("until")))
+                reason, until = waiting.get("reason"), _clock(waiting.get("until"))
+                if reason == "unreachable":
+                    extra += " " + _("(LiteLLM unreachable, retrying at {time})").format(time=until)
+                elif reason == "overloaded":
+                    extra += " " + _("(server error, retrying at {time})").format(time=until)
+                else:
+                    extra += " " + _("(rate-limited until {time})").format(time=until)
             lines.append(f"  {inert(str(agent.get('name'))):<20} {style(state, state)}{extra}{error}")
     if snap.pending:
         lines.append(_("Waiting for you"))

@@ -477,6 +477,7 @@ class Worker:
 
     async def _turn(self, app: Application, ui: WorkflowUI, task: str) -> str:
         from maia.agent import final_text
+        from maia.app.retry import RetryPolicy
         from maia.subagents.child import request_final_summary
         from maia.workflows.orchestrator import FINAL_RESULT_REQUEST
 
@@ -485,29 +486,22 @@ class Worker:
         if result == "max_iterations":
             self.log("warn", _("The parent agent used all its steps: asking it for its result."))
         if not text:
-            text = (await request_final_summary(app.agent, ui, FINAL_RESULT_REQUEST)).strip()
+            policy = RetryPolicy.from_settings(app.settings)
+            text = (await request_final_summary(app.agent, ui, FINAL_RESULT_REQUEST, policy)).strip()
         if not text:
             raise MaiaError(_("The workflow ended without a result: the parent agent wrote no final answer."))
         return text
 
     async def _on_wait(self, wait: Wait) -> bool:
-        """A rate limit or an overloaded server: ``waiting`` until the time given, then carry on."""
+        """A limit, a failing server or an outage: ``waiting`` until the time given (or MAIA's backoff), then
+        carry on."""
+        from maia.app.waits import wait_line
+
         until = wait.until.astimezone().isoformat(timespec="seconds")
-        waiting = {"reason": wait.reason, "until": until, "attempt": wait.attempt}
+        waiting = {"reason": wait.reason, "until": until, "attempt": wait.attempt, "known": wait.known}
         self.workflow.update(lambda data: data.update(waiting=waiting))
         self.workflow.append_event("waiting", **waiting, error=wait.error.message)
-        at = wait.until.strftime("%H:%M:%S")
-        if wait.reason == "rate_limited":
-            self.log(
-                "wait", _("Rate-limited: waiting until {time} ({seconds:g} s).").format(time=at, seconds=wait.delay)
-            )
-        else:
-            self.log(
-                "wait",
-                _("The server is overloaded ({error}): waiting until {time} ({seconds:g} s).").format(
-                    error=wait.error.message, time=at, seconds=wait.delay
-                ),
-            )
+        self.log("wait", wait_line(wait))
         try:
             await asyncio.sleep(wait.delay)  # a stop or the time limit cancels the turn, and this sleep
         finally:

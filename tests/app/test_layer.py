@@ -37,8 +37,9 @@ def test_rate_limits_wait_as_the_server_says_then_by_steps() -> None:
     stated = policy.wait_for(RateLimited(429, "x", 7.0), 1)
     assert stated is not None and stated.delay == 7.0 and stated.reason == "rate_limited"
     steps = [policy.wait_for(RateLimited(429, "x", None), n) for n in range(1, 9)]
-    assert [w.delay for w in steps if w] == [5, 10, 20, 40, 60, 60, 60, 60]
-    assert policy.wait_for(RateLimited(429, "x", 1.0), 9) is None  # bounded
+    assert [w.delay for w in steps if w] == [5, 10, 20, 40, 60, 120, 300, 300]  # growing, each bounded
+    assert not any(w.known for w in steps if w) and stated.known  # said as MAIA's own backoff
+    assert policy.wait_for(RateLimited(429, "x", 1.0), 21) is None  # bounded
 
 
 def test_transient_failures_back_off_with_jitter_and_give_up() -> None:

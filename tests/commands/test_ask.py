@@ -180,7 +180,7 @@ def test_rate_limit_then_success(server: HTTPServer) -> None:
     result = run("-m", "m", "--no-save", "hi")
     assert result.exit_code == 0 and result.stdout == "After waiting.\n"
     assert time.monotonic() - started >= 0.9
-    assert "Rate-limited, retrying at" in result.stderr
+    assert "Limited until " in result.stderr and "resuming then" in result.stderr
 
 
 def test_no_wait_fails_at_once(server: HTTPServer) -> None:

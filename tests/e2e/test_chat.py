@@ -145,7 +145,7 @@ def test_rate_limit_shows_a_countdown_then_the_answer(server: HTTPServer, start:
     term = start()
     term.wait_for("Your request")
     term.send("hello\r")
-    term.wait_for("Rate-limited, retrying at")
+    term.wait_for("resuming then")
     term.wait_for("Worth the wait.")
     assert len(chat_bodies(server)) == 2
 
