@@ -183,8 +183,16 @@ def _read_status(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def _launch_failure(status: str, sandbox: SandboxPolicy) -> ShellResult | None:
-    """The result of a launcher that ran nothing: the sandbox refused, or the program did not start."""
+def _launch_failure(status: str, sandbox: SandboxPolicy, output: str) -> ShellResult | None:
+    """The result of a launcher that ran nothing: the sandbox refused, or the program did not start.
+
+    The launcher writes ``ok`` right before it runs the command; an empty status means it never ran
+    (bubblewrap could not set the sandbox up: its own message is in the output)."""
+    if not status:
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        reason = lines[-1] if lines else _("the sandbox launcher did not start")
+        return ShellResult("", "failed_to_start", error=sandbox.failure_message(reason))
+    status = status.removeprefix("ok")
     kind, _sep, detail = status.partition("\t")
     if kind == "sandbox":
         return ShellResult("", "failed_to_start", error=sandbox.failure_message(detail))
@@ -217,7 +225,10 @@ async def run_shell(
     full_env = tool_environment(env)
     status_fd: int | None = None
     status_write: int | None = None
+    if sandbox is not None and sandbox.refusal is not None:
+        return ShellResult("", "failed_to_start", error=sandbox.failure_message(sandbox.refusal))
     if sandbox is not None:
+        full_env = sandbox.environment(full_env)
         words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         status_fd, status_write = os.pipe()
         if status_write < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
@@ -289,11 +300,12 @@ async def _collect(
     if state == "timeout":
         return ShellResult(text, "timeout", truncated=truncated, stderr=stderr)
     if sandbox is not None and status_fd is not None:
-        failure = _launch_failure(_read_status(status_fd), sandbox)
+        failure = _launch_failure(_read_status(status_fd), sandbox, f"{text}\n{stderr}")
         if failure is not None:
             return failure
     code = process.returncode
     if code is not None and code < 0:
         return ShellResult(text, "signal", signal_number=-code, truncated=truncated, stderr=stderr)
-    note = sandbox.note_for(f"{text}\n{stderr}") if sandbox is not None and code else None
+    # also after exit 0: a script may carry on after a refused write to a protected file
+    note = sandbox.note_for(f"{text}\n{stderr}", code) if sandbox is not None else None
     return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr, note=note)

@@ -2,7 +2,7 @@
 
 Run as its own process (``python -I -S launcher.py …`` or ``python -m maia.sandbox …``)::
 
-    launcher.py [--write ROOT]... [--read-only] [--no-network] [--status-fd N] -- ARGV...
+    launcher.py [--write ROOT]... [--read-only] [--no-network] [--best-effort] [--status-fd N] -- ARGV...
 
 Only the command and its descendants are confined: Landlock restricts the calling thread and
 everything it executes afterwards, so MAIA itself never calls ``landlock_restrict_self``.
@@ -13,8 +13,12 @@ untranslated: MAIA reads them from the status pipe and words them for the user.
 
 Fail closed: when the sandbox cannot be applied, the command is not run. With ``--status-fd N``
 the reason goes to that pipe (``sandbox<TAB>reason``; ``exec<TAB>errno<TAB>text`` when the program
-cannot be executed) and nothing is written to the command's output; the pipe is closed on exec, so
-an empty pipe means the command started.
+cannot be executed) and nothing is written to the command's output. Right before ``exec`` the
+launcher writes ``ok`` there; the pipe is closed on exec. So ``ok`` alone means the command started,
+and an empty pipe means the launcher never ran (bubblewrap around it failed): nothing ran either.
+
+``--best-effort`` (used inside the namespace sandbox, which already bounds writes and the network):
+apply what Landlock this kernel has, and run the command even without Landlock.
 """
 
 from __future__ import annotations
@@ -86,7 +90,8 @@ EXIT_USAGE = 2
 FAULT_VARIABLE = "MAIA_SANDBOX_FAULT"
 
 USAGE = (
-    "usage: python -m maia.sandbox [--write ROOT]... [--read-only] [--no-network] [--status-fd N] -- ARGV...\n"
+    "usage: python -m maia.sandbox [--write ROOT]... [--read-only] [--no-network] [--best-effort] [--status-fd N]"
+    " -- ARGV...\n"
     "Runs ARGV with writes allowed only under the ROOTs (and /dev/null-like devices), via Landlock."
 )
 
@@ -177,13 +182,20 @@ def _fault(step: str) -> int:
     return 1 << 30 if os.environ.get(FAULT_VARIABLE) == step else 0
 
 
-def restrict(roots: list[str], *, read_only: bool, network: bool) -> int:
-    """Confine this thread: reads everywhere, writes under ``roots`` and the devices; returns the ABI."""
+def restrict(roots: list[str], *, read_only: bool, network: bool, best_effort: bool = False) -> int:
+    """Confine this thread: reads everywhere, writes under ``roots`` and the devices; returns the ABI.
+
+    ``best_effort``: the namespace sandbox around this process already bounds writes and the network,
+    so a kernel without Landlock (or without its network rules) is not a reason to refuse."""
     abi, reason = probe(_fault("probe"))  # the fault only ever here, never in MAIA's own probe
     if abi < 1:
+        if best_effort and not os.environ.get(FAULT_VARIABLE):
+            return 0
         raise SandboxError(reason)
     if not network and abi < 4:
-        raise SandboxError(f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}")
+        if not best_effort:
+            raise SandboxError(f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}")
+        network = True  # bubblewrap's --unshare-net took the network away
     kernel = _Kernel()
     handled_fs = fs_rights(abi)
     handled_net = 0 if network else net_rights(abi)
@@ -239,16 +251,17 @@ def _add_rule(kernel: _Kernel, ruleset: int, path: str, rights: int, required: b
         os.close(fd)
 
 
-def _parse(args: list[str]) -> tuple[list[str], bool, bool, int | None, list[str]]:
+def _parse(args: list[str]) -> tuple[list[str], bool, bool, bool, int | None, list[str]]:
     roots: list[str] = []
     read_only = False
     network = True
+    best_effort = False
     status_fd: int | None = None
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return roots, read_only, network, status_fd, args[i + 1 :]
+            return roots, read_only, network, best_effort, status_fd, args[i + 1 :]
         if arg in ("--write", "--status-fd"):
             if i + 1 >= len(args):
                 raise ValueError(f"{arg} needs a value")
@@ -263,6 +276,10 @@ def _parse(args: list[str]) -> tuple[list[str], bool, bool, int | None, list[str
             continue
         elif arg == "--no-network":
             network = False
+            i += 1
+            continue
+        elif arg == "--best-effort":
+            best_effort = True
             i += 1
             continue
         else:
@@ -294,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse, confine, exec; returns an exit status only when the command could not be run."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        roots, read_only, network, status_fd, command = _parse(args)
+        roots, read_only, network, best_effort, status_fd, command = _parse(args)
         if not command:
             raise ValueError("no command after --")
         if read_only and roots:
@@ -303,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         os.write(2, f"maia sandbox: {error}\n{USAGE}\n".encode())
         return EXIT_USAGE
     try:
-        restrict(roots, read_only=read_only, network=network)
+        restrict(roots, read_only=read_only, network=network, best_effort=best_effort)
     except SandboxError as error:
         _report(status_fd, "sandbox", str(error))
         return EXIT_SANDBOX
@@ -319,7 +336,11 @@ def main(argv: list[str] | None = None) -> int:
         if number is not None:
             _signal.signal(number, _signal.SIG_DFL)
     if status_fd is not None:
-        os.set_inheritable(status_fd, False)  # closed by exec: an empty pipe means "started"
+        os.set_inheritable(status_fd, False)  # closed by exec: "ok" alone means "started"
+        try:
+            os.write(status_fd, b"ok")
+        except OSError:
+            pass
     try:
         os.execvp(command[0], command)
     except OSError as error:
