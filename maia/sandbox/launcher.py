@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             _signal.signal(number, _signal.SIG_DFL)
     if status_fd is not None:
         os.set_inheritable(status_fd, False)  # closed by exec: "ok" alone means "started"
-        try:
+        try:  # noqa: SIM105  (contextlib would cost an import on every command)
             os.write(status_fd, b"ok")
         except OSError:
             pass

@@ -135,6 +135,7 @@ def bwrap_args(
     writable: Sequence[Path],
     read_only_binds: Sequence[Path],
     protected: Sequence[Path],
+    anchors: Sequence[Path] = (),
     hidden: Sequence[Path],
     network: bool,
     tmp: Path,
@@ -147,6 +148,11 @@ def bwrap_args(
         args += ["--bind", str(root), str(root)]
     for root in read_only_binds:
         args += ["--ro-bind", str(root), str(root)]
+    # A folder bound onto itself is a mount point: it stays writable but cannot be renamed or
+    # removed, so ``mv .git .git-old`` cannot swap the protected config and hooks for new ones.
+    for path in anchors:
+        if _under(path, writable) and path.is_dir():
+            args += ["--bind", str(path), str(path)]
     for path in protected:
         if _under(path, writable):  # elsewhere the root's read-only view already protects it
             args += ["--ro-bind", str(path), str(path)]

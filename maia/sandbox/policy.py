@@ -151,6 +151,7 @@ class SandboxPolicy:
             writable=folders if self.mode != "read-only" else (),
             read_only_binds=folders if self.mode == "read-only" else (),
             protected=self.protected_paths(),
+            anchors=namespaces.git_dirs(self.launch),
             hidden=self.hidden,
             network=self.network,
             tmp=namespaces.private_tmp(),
@@ -231,13 +232,15 @@ class SandboxPolicy:
         refused write); otherwise a denial counts only when the command failed."""
         failed = exit_code != 0
         for line in output.splitlines():
-            if not _DENIAL.search(line):
+            refused = bool(_DENIAL.search(line) or _BUSY.search(line))
+            missing = bool(self.namespaces and _MISSING.search(line))  # a hidden path looks empty
+            if not refused and not missing:
                 continue
             for raw in _paths_in(line):
                 expanded = os.path.expanduser(raw)
                 path = Path(os.path.normpath(expanded if os.path.isabs(expanded) else self.launch / expanded))
                 kind = self.kind_of(path)
-                if kind in ("protected", "hidden"):
+                if kind == "hidden" or (kind == "protected" and refused):
                     return self.path_note(raw, kind)
         if failed and (_DENIAL.search(output) or (not self.network and _NET_DENIAL.search(output))):
             return self.blocked_note()
@@ -246,16 +249,24 @@ class SandboxPolicy:
         return None
 
 
+_MISSING = re.compile(r"no such file or directory|\bENOENT\b", re.IGNORECASE)
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b", re.IGNORECASE)  # a protected mount point
 _EROFS = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
 # Paths in an error line: quoted ('x', "x", ‘x’, `x'), or the word before ": Permission denied".
 _QUOTED = re.compile(r"['\"‘`]([^'\"’\n]{1,4096})['\"’]")
-_BEFORE = re.compile(r"(?:^|\s)([^\s:'\"]+):\s*(?:cannot [^:]*:\s*)?(?:permission denied|read-only file system|operation not permitted)",
-                     re.IGNORECASE)
+_BEFORE = re.compile(
+    r"(?:^|\s)([^\s:'\"]+):\s*(?:cannot [^:]*:\s*)?"
+    r"(?:permission denied|read-only file system|operation not permitted|device or resource busy|"
+    r"no such file or directory)",
+    re.IGNORECASE,
+)
 
 
 def _paths_in(line: str) -> list[str]:
     found = [m.group(1) for m in _BEFORE.finditer(line)] + [m.group(1) for m in _QUOTED.finditer(line)]
-    return [p for p in found if p and not p.startswith("[") and ("/" in p or "." in p or p in namespaces.PROTECTED_NAMES)]
+    return [
+        p for p in found if p and not p.startswith("[") and ("/" in p or "." in p or p in namespaces.PROTECTED_NAMES)
+    ]
 
 
 # --- settings → policy --------------------------------------------------------------------------
@@ -393,7 +404,7 @@ def startup_notices(
                 "warning",
                 _(
                     '"Sandbox": "strict" is set in {file} but the namespace sandbox is not available ({reason}): '
-                    'shell commands will not run. To get it: {hint}.'
+                    "shell commands will not run. To get it: {hint}."
                 ).format(file=file, reason=ns_why, hint=namespaces.INSTALL_HINT),
             )
         )
@@ -421,7 +432,9 @@ def startup_notices(
         notices.append(Notice("info", missing_protections(ns_why)))
     roots, missing = _user_roots(settings, launch)
     home = Path(file).expanduser().parent.resolve()
-    exposed = _contains(home, launch.resolve()) if usable else any(_contains(r, home) for r in (launch.resolve(), *roots))
+    exposed = (
+        _contains(home, launch.resolve()) if usable else any(_contains(r, home) for r in (launch.resolve(), *roots))
+    )
     if mode in ("workspace-write", "strict") and exposed:
         notices.append(
             Notice(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import os
-from collections.abc import Iterator
 
 import pytest
 

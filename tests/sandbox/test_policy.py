@@ -18,7 +18,6 @@ from maia.sandbox.policy import (
     status_lines,
     system_temp_dirs,
 )
-
 from tests.sandbox.helpers import landlock_only  # noqa: F401  (the fixture)
 
 TEMP = (Path("/tmp"),)
