@@ -32,6 +32,8 @@ from maia.permissions.rules import RuleSet
 if TYPE_CHECKING:
     from mcp import Client
 
+    from maia.sandbox.policy import SandboxPolicy
+
 State: TypeAlias = Literal["ok", "fail", "disabled", "connecting", "idle"]
 MAX_PAGES = 100
 CLOSE_TIMEOUT = 2.5  # §22: connections closed within 3 s on a signal (the application allows a source 3 s)
@@ -149,6 +151,7 @@ class _Server:
         self.state: State = "idle" if selection.enabled else "disabled"
         self.cause: str | None = None
         self.conn: Connection | None = None
+        self.sandbox: SandboxPolicy | None = None
         self.tools: dict[str, RemoteTool] = {}
         self.hidden = 0
         self.prompts: list[PromptInfo] = []
@@ -220,7 +223,7 @@ class _Server:
             self.reconnects += 1
         self._set("connecting")
         safe_name = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)
-        conn = Connection(self.config, stderr_log=self.log_dir / f"{safe_name}.stderr.log")
+        conn = Connection(self.config, stderr_log=self.log_dir / f"{safe_name}.stderr.log", sandbox=self.sandbox)
         conn.on_end = lambda: self._ended(conn)
         try:
             await conn.open()
@@ -476,6 +479,7 @@ class McpSource:
         self.launch = launch
         self._rules = rules
         self._env = env
+        self.sandbox: SandboxPolicy | None = None  # set by the application: local servers run in it
         self._servers: dict[str, _Server] = {}
         self._listeners: list[Callable[[], None]] = []
 
@@ -505,6 +509,8 @@ class McpSource:
         plan = self.plan()
         log_dir = self.home / "logs" / "mcp"
         self._servers = {s.name: _Server(s, plan.rules, log_dir, self._changed) for s in plan.selections}
+        for server in self._servers.values():
+            server.sandbox = self.sandbox
         enabled = [s for s in self._servers.values() if s.selection.enabled]
         if enabled:
             quiet_sdk_logging(self.home / "logs" / "mcp.log")
