@@ -21,7 +21,6 @@ from pathlib import Path
 # Opt-out for the user's environment (a container where user namespaces misbehave): MAIA then runs
 # commands under Landlock alone, says so at start-up, and "Sandbox": "strict" refuses them.
 DISABLE_VARIABLE = "MAIA_SANDBOX_NAMESPACES"
-INSTALL_HINT = "install bubblewrap (Debian, Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
 
 # Files and folders of the launch folder that steer MAIA, its agents or git: read-only inside.
 PROTECTED_NAMES = (".maia", ".mcp.json", ".agents", "MAIA.md", "CLAUDE.md", "AGENTS.md")

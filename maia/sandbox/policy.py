@@ -68,6 +68,11 @@ def landlock_abi() -> tuple[int, str]:
     return launcher.probe()
 
 
+def install_hint() -> str:
+    """How to get the namespace sandbox."""
+    return _("install bubblewrap (Debian, Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)")
+
+
 def namespace_support() -> tuple[bool, str]:
     """Whether bubblewrap works here and, when not, why."""
     program, reason = namespaces.probe()
@@ -342,7 +347,7 @@ def policy_from_settings(
     refusal = None
     if mode == "strict" and not usable:
         refusal = _('"Sandbox": "strict" needs the namespace sandbox, which is not available: {reason}; {hint}').format(
-            reason=why or _("bubblewrap is not available"), hint=namespaces.INSTALL_HINT
+            reason=why or _("bubblewrap is not available"), hint=install_hint()
         )
     return SandboxPolicy(
         mode="workspace-write" if mode == "strict" else mode,
@@ -405,7 +410,7 @@ def startup_notices(
                 _(
                     '"Sandbox": "strict" is set in {file} but the namespace sandbox is not available ({reason}): '
                     "shell commands will not run. To get it: {hint}."
-                ).format(file=file, reason=ns_why, hint=namespaces.INSTALL_HINT),
+                ).format(file=file, reason=ns_why, hint=install_hint()),
             )
         )
     elif level < 1:
@@ -461,7 +466,7 @@ def missing_protections(reason: str) -> str:
         "Sandbox: Landlock only ({reason}). Missing: protected files (.maia/, .mcp.json, .git/config, hooks), "
         "MAIA's home hidden from commands, a private /tmp, commands kept off your terminal and other "
         "processes. To get them: {hint}."
-    ).format(reason=reason, hint=namespaces.INSTALL_HINT)
+    ).format(reason=reason, hint=install_hint())
 
 
 def _mode(settings: Settings | None, level: int, usable: bool) -> tuple[SandboxMode, bool]:
