@@ -226,3 +226,24 @@ async def test_8_another_project_under_tmp_cannot_be_reconfigured(
     assert (other / "settings.json").read_text() == "{}" and "[exit code: 0]" not in out
     # its own /tmp works, private to this MAIA process, and TMPDIR names it
     assert await bash('echo hi > /tmp/x && cat /tmp/x && echo "$TMPDIR"', policy) == "hi\n/tmp\n[exit code: 0]"
+
+
+def test_maia_marks_itself_non_dumpable(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = (
+        "import ctypes\n"
+        "from maia.sandbox.selfguard import mark_non_dumpable\n"
+        "libc = ctypes.CDLL(None)\n"
+        "before = libc.prctl(3, 0, 0, 0, 0)\n"
+        "print(before, mark_non_dumpable(), libc.prctl(3, 0, 0, 0, 0))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", "True", "0"]
+    # and the entry points call it before anything else
+    import maia.commands as commands
+    import maia.sandbox.selfguard as selfguard
+
+    calls: list[str] = []
+    monkeypatch.setattr(selfguard, "mark_non_dumpable", lambda: calls.append("marked") or True)
+    with pytest.raises(SystemExit):
+        commands.main(["--version"])
+    assert calls == ["marked"]
