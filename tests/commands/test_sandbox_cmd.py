@@ -13,7 +13,6 @@ from maia.commands import cli
 from maia.sandbox.policy import landlock_abi
 from tests.sandbox.helpers import landlock_only  # noqa: F401  (the fixture)
 
-
 pytestmark = pytest.mark.usefixtures("landlock_only")
 
 
@@ -49,4 +48,5 @@ def test_bad_setting_is_a_clear_error(write_settings: Callable[..., Path]) -> No
     path = write_settings(Sandbox="on")
     result = CliRunner().invoke(cli, ["sandbox", "status"])
     assert result.exit_code == 1
-    assert f'{path}: "Sandbox" must be one of "off", "workspace-write", "read-only", "strict", not "on"' in result.output
+    expected = '"Sandbox" must be one of "off", "workspace-write", "read-only", "strict", not "on"'
+    assert f"{path}: {expected}" in result.output
