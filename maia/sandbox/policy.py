@@ -603,7 +603,7 @@ def status_lines(
         )
     lines.append(
         _(
-            "Applies to: Bash, custom tools, ! commands, sub-agents' and workflows' tools, project MCP servers. "
+            "Applies to: Bash, custom tools, ! commands, sub-agents' and workflows' tools, local MCP servers. "
             "Settings: {file}"
         ).format(file=policy.settings_file)
     )
