@@ -122,6 +122,12 @@ def protected_paths(launch: Path) -> list[Path]:
     candidates = [launch / name for name in PROTECTED_NAMES]
     for git in git_dirs(launch):
         candidates += [git / name for name in PROTECTED_GIT]
+    for folder in (launch, *launch.parents):
+        dotgit = folder / ".git"
+        if os.path.lexists(dotgit):
+            if dotgit.is_file():  # a linked worktree's pointer: rewritten, it would lead git to other hooks
+                candidates.append(dotgit)
+            break
     return [p for p in candidates if os.path.lexists(p)]
 
 
@@ -138,6 +144,7 @@ def bwrap_args(
     hidden: Sequence[Path],
     network: bool,
     tmp: Path,
+    revealed: Sequence[Path] = (),
 ) -> list[str]:
     """Everything between ``bwrap`` and ``--``: later mounts cover earlier ones."""
     args = base_args(network=network)
@@ -165,6 +172,10 @@ def bwrap_args(
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         elif path.exists():
             args += ["--ro-bind", "/dev/null", str(path)]
+    # inside a hidden folder, what commands need to run (the user's custom tools and skills), read-only
+    for path in revealed:
+        if path.is_dir() and _under(path, hidden):
+            args += ["--ro-bind", str(path), str(path)]
     return args
 
 

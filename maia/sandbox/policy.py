@@ -102,6 +102,7 @@ class SandboxPolicy:
     hidden: tuple[Path, ...] = ()
     strict: bool = False
     refusal: str | None = None
+    revealed: tuple[Path, ...] = ()  # inside hidden paths, shown read-only: the user's tools and skills
 
     @property
     def uses_namespaces(self) -> bool:
@@ -160,6 +161,7 @@ class SandboxPolicy:
             hidden=self.hidden,
             network=self.network,
             tmp=namespaces.private_tmp(),
+            revealed=self.revealed,
         )
         return [program, *wrap, "--", *argv]
 
@@ -203,7 +205,8 @@ class SandboxPolicy:
     def kind_of(self, path: Path) -> PathKind | None:
         """Why the sandbox refuses ``path``: protected, hidden, outside the writable folders (None: none of these)."""
         if self.namespaces and any(_contains(h, path) for h in self.hidden):
-            return "hidden"
+            if not any(_contains(r, path) for r in self.revealed):
+                return "hidden"
         if any(_contains(p, path) for p in self._protected_candidates()):
             return "protected"
         roots = (self.launch, *self.extra_roots, Path("/tmp")) if self.namespaces else self.writable_roots
@@ -344,6 +347,7 @@ def policy_from_settings(
         return None
     roots, _missing = _user_roots(settings, launch)
     file = _file(settings, settings_file)
+    home = Path(file).expanduser().parent.resolve()
     refusal = None
     if mode == "strict" and not usable:
         refusal = _('"Sandbox": "strict" needs the namespace sandbox, which is not available: {reason}; {hint}').format(
@@ -357,7 +361,8 @@ def policy_from_settings(
         network=(settings.sandbox_network if settings is not None else None) != "off",
         settings_file=file,
         namespaces=usable,
-        hidden=_hidden(settings, launch, Path(file).expanduser().parent.resolve()) if usable else (),
+        hidden=_hidden(settings, launch, home) if usable else (),
+        revealed=(home / "tools", home / "skills") if usable else (),
         strict=mode == "strict",
         refusal=refusal,
     )
