@@ -204,9 +204,9 @@ class SandboxPolicy:
 
     def kind_of(self, path: Path) -> PathKind | None:
         """Why the sandbox refuses ``path``: protected, hidden, outside the writable folders (None: none of these)."""
-        if self.namespaces and any(_contains(h, path) for h in self.hidden):
-            if not any(_contains(r, path) for r in self.revealed):
-                return "hidden"
+        hidden = any(_contains(h, path) for h in self.hidden)
+        if self.namespaces and hidden and not any(_contains(r, path) for r in self.revealed):
+            return "hidden"
         if any(_contains(p, path) for p in self._protected_candidates()):
             return "protected"
         roots = (self.launch, *self.extra_roots, Path("/tmp")) if self.namespaces else self.writable_roots
