@@ -13,7 +13,6 @@ import atexit
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -62,6 +61,11 @@ def probe() -> tuple[str | None, str]:
     if found is None:
         return None, "bubblewrap (bwrap) is not installed"
     program = os.path.realpath(found)
+    key = _probe_key(program)
+    if key is not None and _cached(key):
+        return program, ""
+    import subprocess
+
     try:
         done = subprocess.run(
             [program, *base_args(network=True), "--", "/bin/sh", "-c", ":"],
@@ -74,7 +78,46 @@ def probe() -> tuple[str | None, str]:
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return None, f"bwrap cannot create namespaces here ({detail[-1] if detail else done.returncode})"
+    if key is not None:
+        _remember(key)
     return program, ""
+
+
+# A working bwrap is remembered until the program, the kernel, the user or the boot changes: MAIA's start
+# spares a process. Only success is kept: a stale entry can only make bwrap fail later, which runs nothing.
+def _probe_key(program: str) -> str | None:
+    try:
+        info = os.stat(program)
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip()
+    except OSError:
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else -1
+    return f"{program}|{info.st_size}|{info.st_mtime_ns}|{os.uname().release}|{uid}|{boot}"
+
+
+def _cache_file() -> Path:
+    from maia.paths import maia_home
+
+    return maia_home() / "cache" / "bwrap-works"
+
+
+def _cached(key: str) -> bool:
+    try:
+        return _cache_file().read_text(encoding="utf-8") == key
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember(key: str) -> None:
+    from maia.storage import write_atomic
+
+    try:
+        path = _cache_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, key)
+    except OSError:
+        pass  # a read-only home: probe again next time
 
 
 def base_args(*, network: bool) -> list[str]:

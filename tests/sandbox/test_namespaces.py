@@ -122,3 +122,27 @@ async def test_the_users_own_custom_tools_still_run_from_the_hidden_home(
     out = await tool.execute({}, ToolContext(cwd=project, sandbox=policy))
     assert out.startswith("hi\n")  # the tool's folder is visible, read-only; settings.json is not
     assert "LiteLLM_URL" not in out and (folder / "hi.sh").read_text().startswith("echo hi")
+
+
+@needs_bwrap
+def test_a_working_bwrap_is_remembered_across_starts(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    namespaces.probe.cache_clear()
+    try:
+        assert namespaces.probe()[0] is not None
+        remembered = home / "cache" / "bwrap-works"
+        assert remembered.is_file()
+        namespaces.probe.cache_clear()
+
+        def no_process(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError("bwrap was run again")
+
+        monkeypatch.setattr(subprocess, "run", no_process)
+        assert namespaces.probe()[0] is not None  # from the file: no process at start-up
+        remembered.write_text("another kernel")
+        namespaces.probe.cache_clear()
+        with pytest.raises(AssertionError, match="run again"):
+            namespaces.probe()
+    finally:
+        namespaces.probe.cache_clear()
