@@ -54,7 +54,12 @@ DAEMON_VARIABLES = frozenset(
 
 @functools.cache
 def probe() -> tuple[str | None, str]:
-    """The bwrap program when it works here (None otherwise) and, when None, why."""
+    """The bwrap program when it works here (None otherwise) and, when None, why (once per process)."""
+    return check()
+
+
+def check(*, remember: bool = True) -> tuple[str | None, str]:
+    """``probe`` without the per-process cache; ``remember`` False: no file written in MAIA's home."""
     if os.environ.get(DISABLE_VARIABLE, "").lower() in ("off", "0", "no", "false"):
         return None, f"namespaces turned off by {DISABLE_VARIABLE}"
     found = shutil.which("bwrap")
@@ -78,7 +83,7 @@ def probe() -> tuple[str | None, str]:
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return None, f"bwrap cannot create namespaces here ({detail[-1] if detail else done.returncode})"
-    if key is not None:
+    if key is not None and remember:
         _remember(key)
     return program, ""
 

@@ -18,7 +18,7 @@ needs_landlock = pytest.mark.skipif(ABI < 1, reason=f"no Landlock on this kernel
 needs_network_rules = pytest.mark.skipif(ABI < 4, reason="TCP rules need Landlock ABI 4")
 needs_scopes = pytest.mark.skipif(ABI < 6, reason="signal scoping needs Landlock ABI 6")
 
-BWRAP, BWRAP_REASON = namespaces.probe()
+BWRAP, BWRAP_REASON = namespaces.check(remember=False)  # collection time: MAIA_HOME is the real one
 # On CI (CI=true) bubblewrap is installed by .ci/run: a test that needs it fails there instead of skipping.
 needs_bwrap = pytest.mark.skipif(
     BWRAP is None and os.environ.get("CI", "").lower() != "true",
