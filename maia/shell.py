@@ -173,6 +173,31 @@ async def _spawn(
     return await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
 
 
+def _above_standard(fd: int) -> int:
+    """``fd``, moved to 3 or above (MAIA started with a standard descriptor closed: keep clear of 0-2)."""
+    if fd >= 3:
+        return fd
+    import fcntl
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
+def _bwrap_args_file(argv: list[str]) -> tuple[list[str], int | None]:
+    """bubblewrap reads its options from a memory file (``bwrap --args FD -- COMMAND…``): the sandbox's
+    ``ps`` shows a short line for its first process, not every mount."""
+    if not hasattr(os, "memfd_create") or "--" not in argv:
+        return argv, None
+    cut = argv.index("--")  # bubblewrap's own options never hold a bare "--" (its paths are absolute)
+    fd = _above_standard(os.memfd_create("maia-bwrap-args", os.MFD_CLOEXEC))
+    data = memoryview(b"".join(os.fsencode(word) + b"\0" for word in argv[1:cut]))
+    while data:
+        data = data[os.write(fd, data) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [argv[0], "--args", str(fd), *argv[cut:]], fd
+
+
 def _read_status(fd: int) -> str:
     """What the sandbox launcher wrote on its status pipe (nothing when the command started)."""
     chunks: list[bytes] = []
@@ -225,21 +250,22 @@ async def run_shell(
     full_env = tool_environment(env)
     status_fd: int | None = None
     status_write: int | None = None
+    args_fd: int | None = None
     if sandbox is not None and sandbox.refusal is not None:
         return ShellResult("", "failed_to_start", error=sandbox.failure_message(sandbox.refusal))
     if sandbox is not None:
         full_env = sandbox.environment(full_env)
         words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         status_fd, status_write = os.pipe()
-        if status_write < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
-            import fcntl
+        status_write = _above_standard(status_write)
+        from maia.sandbox.policy import launcher_code_fd
 
-            moved = fcntl.fcntl(status_write, fcntl.F_DUPFD_CLOEXEC, 3)
-            os.close(status_write)
-            status_write = moved
-        spawn = asyncio.ensure_future(
-            _spawn(sandbox.launcher_argv(words, status_write), cwd, full_env, separate_stderr, (status_write,))
-        )
+        code_fd = launcher_code_fd()
+        argv = sandbox.launcher_argv(words, status_write, code_fd)
+        if sandbox.uses_namespaces:
+            argv, args_fd = _bwrap_args_file(argv)
+        fds = tuple(fd for fd in (status_write, args_fd, code_fd) if fd is not None)
+        spawn = asyncio.ensure_future(_spawn(argv, cwd, full_env, separate_stderr, fds))
     else:
         spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
     try:
@@ -255,6 +281,8 @@ async def run_shell(
         finally:
             if status_write is not None:
                 os.close(status_write)  # the child holds its copy until exec (or exit)
+            if args_fd is not None:
+                os.close(args_fd)
         return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
     finally:
         if status_fd is not None:

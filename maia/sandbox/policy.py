@@ -48,12 +48,38 @@ _NET_DENIAL = re.compile(
 # command that rewrites launcher.py cannot unsandbox the next one. The interpreter decodes the hex
 # argument with built-ins only (``bytes.fromhex``, ``marshal``): no import, a few microseconds.
 BOOTSTRAP = "import sys,marshal;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+# run_shell hands the same bytecode through an inherited memory file instead: the command line stays
+# short (``ps`` inside the sandbox shows no bytecode). ``pread``: one file serves concurrent commands.
+BOOTSTRAP_FD = "import os,sys,marshal;f=int(sys.argv.pop(1));c=os.pread(f,1<<24,0);os.close(f);exec(marshal.loads(c))"
+
+
+@functools.cache
+def _launcher_bytes() -> bytes:
+    source = Path(launcher.__file__).read_text(encoding="utf-8")
+    return marshal.dumps(compile(source, "<maia sandbox launcher>", "exec", dont_inherit=True, optimize=2))
 
 
 @functools.cache
 def _launcher_code() -> str:
-    source = Path(launcher.__file__).read_text(encoding="utf-8")
-    return marshal.dumps(compile(source, "<maia sandbox launcher>", "exec", dont_inherit=True, optimize=2)).hex()
+    return _launcher_bytes().hex()
+
+
+@functools.cache
+def launcher_code_fd() -> int | None:
+    """A memory file holding the launcher's bytecode, open for this process's life (None: no memfd here)."""
+    if not hasattr(os, "memfd_create"):
+        return None
+    fd = os.memfd_create("maia-sandbox-launcher", os.MFD_CLOEXEC)
+    if fd < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
+        import fcntl
+
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.close(fd)
+        fd = moved
+    data = memoryview(_launcher_bytes())
+    while data:
+        data = data[os.write(fd, data) :]
+    return fd
 
 
 @functools.cache
@@ -132,9 +158,17 @@ class SandboxPolicy:
                     clean[name] = "/tmp"
         return clean
 
-    def launcher_argv(self, command: Sequence[str], status_fd: int | None = None) -> list[str]:
-        """The argv that runs ``command`` inside the sandbox (``-I -S``: no site, no PYTHON*, no launch folder)."""
-        argv = [_interpreter(), "-I", "-S", "-c", BOOTSTRAP, _launcher_code()]
+    def launcher_argv(
+        self, command: Sequence[str], status_fd: int | None = None, code_fd: int | None = None
+    ) -> list[str]:
+        """The argv that runs ``command`` inside the sandbox (``-I -S``: no site, no PYTHON*, no launch folder).
+
+        ``code_fd``: the launcher's bytecode is read from that inherited descriptor (``launcher_code_fd``)
+        rather than carried on the command line."""
+        if code_fd is None:
+            argv = [_interpreter(), "-I", "-S", "-c", BOOTSTRAP, _launcher_code()]
+        else:
+            argv = [_interpreter(), "-I", "-S", "-c", BOOTSTRAP_FD, str(code_fd)]
         if status_fd is not None:
             argv += ["--status-fd", str(status_fd)]
         if self.namespaces:

@@ -146,3 +146,15 @@ def test_a_working_bwrap_is_remembered_across_starts(home: Path, monkeypatch: py
             namespaces.probe()
     finally:
         namespaces.probe.cache_clear()
+
+
+@needs_bwrap
+async def test_the_sandbox_command_lines_stay_short_and_no_descriptor_leaks(project: Path) -> None:
+    policy = policy_from_settings(None, project)
+    assert policy is not None and policy.uses_namespaces
+    out = await BashTool().execute(
+        {"command": "wc -c < /proc/1/cmdline; ls /proc/self/fd | wc -l"}, ToolContext(cwd=project, sandbox=policy)
+    )
+    size, fds, status = out.splitlines()
+    assert int(size) < 2000  # the launcher's bytecode came through a memory file, bwrap's options too
+    assert int(fds) == 4 and status == "[exit code: 0]"  # stdin, stdout, stderr and ls's own
