@@ -10,6 +10,7 @@ Run with the virtual environment's Python: ``.venv/bin/python bench/sandbox.py [
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,43 @@ def _cell(value: float | None, bare: float, target: float) -> str:
     return f"{value * 1000:>8.2f}ms {added:>+7.2f}ms {'ok' if added <= target else 'OVER':>5}"
 
 
+CGROUP = Path("/sys/fs/cgroup/cpuacct/maia-bench-sandbox")
+
+
+def _cpu_costs(argvs: Sequence[Sequence[str] | None], runs: int) -> list[float | None] | None:
+    """Mean CPU seconds of each argv's whole process tree (a cgroup's cpuacct counts descendants, those
+    reaped inside bubblewrap's PID namespace included): a figure machine load does not inflate. None
+    where no cgroup can be made (not root, no cgroup v1 cpuacct)."""
+    try:
+        CGROUP.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    procs, usage = CGROUP / "cgroup.procs", CGROUP / "cpuacct.usage"
+
+    def enter() -> None:
+        procs.write_text("0")
+
+    try:
+        costs: list[float | None] = []
+        for argv in argvs:
+            if argv is None:
+                costs.append(None)
+                continue
+            total = 0
+            for _ in range(runs):
+                before = int(usage.read_text())
+                subprocess.run(argv, capture_output=True, check=True, preexec_fn=enter)
+                total += int(usage.read_text()) - before
+            costs.append(total / runs / 1e9)
+        return costs
+    finally:
+        deadline = time.monotonic() + 5
+        while procs.read_text().strip() and time.monotonic() < deadline:  # bubblewrap's last exits
+            time.sleep(0.01)
+        with contextlib.suppress(OSError):
+            CGROUP.rmdir()
+
+
 def main() -> None:
     """Measure and print the medians side by side, and what each sandbox adds."""
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
@@ -61,17 +99,19 @@ def main() -> None:
         landlock = SandboxPolicy("workspace-write", launch, temp_dirs=(Path(tempfile.gettempdir()),))
         namespaces = SandboxPolicy("workspace-write", launch, namespaces=True)
         rows = []
+        cpu_rows = []
         for label, command in (("true", ["true"]), ("bash -c true", ["bash", "-c", "true"])):
-            bare, alone, both = _interleaved(
-                [
-                    _run(command),
-                    _run(landlock.launcher_argv(command)) if abi >= 1 else None,
-                    _run(namespaces.launcher_argv(command)) if usable else None,
-                ],
-                runs,
-            )
+            argvs = [
+                command,
+                landlock.launcher_argv(command) if abi >= 1 else None,
+                namespaces.launcher_argv(command) if usable else None,
+            ]
+            bare, alone, both = _interleaved([_run(a) if a is not None else None for a in argvs], runs)
             assert bare is not None
             rows.append((label, bare, alone, both))
+            cpu = _cpu_costs(argvs, runs)
+            if cpu is not None and cpu[0] is not None:
+                cpu_rows.append((label, cpu[0], cpu[1], cpu[2]))
         interpreter = [str(Path(sys.executable).resolve()), "-I", "-S", "-c", "pass"]
         python_alone, _unused = _interleaved([_run(interpreter), None], runs)
     print(f"sandbox start-up, median of {runs} interleaved runs (Python {sys.version.split()[0]})")
@@ -84,6 +124,13 @@ def main() -> None:
             f"  {label:<14} {bare * 1000:>8.2f}ms | {_cell(alone, bare, LANDLOCK_TARGET_MS)} |"
             f" {_cell(both, bare, NAMESPACES_TARGET_MS)}"
         )
+    if cpu_rows:
+        print("  CPU time of each process tree (cgroup cpuacct; machine load does not inflate it):")
+        for label, bare_cpu, alone_cpu, both_cpu in cpu_rows:
+            print(
+                f"  {label:<14} {bare_cpu * 1000:>8.2f}ms | {_cell(alone_cpu, bare_cpu, LANDLOCK_TARGET_MS)} |"
+                f" {_cell(both_cpu, bare_cpu, NAMESPACES_TARGET_MS)}"
+            )
     assert python_alone is not None
     print(
         f"  for reference, the interpreter alone (python -I -S -c pass): {python_alone * 1000:.2f}ms; the launcher"
