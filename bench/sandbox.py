@@ -4,7 +4,9 @@ Runs are interleaved (bare, Landlock, namespaces, bare, …) so every column see
 load; the medians are printed side by side with what each sandbox adds. Targets: Landlock alone adds
 at most 12 ms, namespaces (bubblewrap) with Landlock inside at most 25 ms. The launcher is started as
 ``python -I -S -c <bootstrap> <bytecode>``: its bytecode was compiled once by MAIA, so nothing is
-compiled per call and no .pyc is needed (PYTHONDONTWRITEBYTECODE=1 changes nothing).
+compiled per call and no .pyc is needed (PYTHONDONTWRITEBYTECODE=1 changes nothing). As root with
+cgroup v1 cpuacct, the CPU time of each process tree is printed too: on a loaded machine the
+wall-clock medians mostly measure waiting for a core, the CPU time does not.
 Run with the virtual environment's Python: ``.venv/bin/python bench/sandbox.py [runs]``.
 """
 
