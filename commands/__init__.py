@@ -181,4 +181,7 @@ def cli(ctx: click.Context) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``maia`` console script."""
+    from maia.sandbox.selfguard import mark_non_dumpable
+
+    mark_non_dumpable()  # same-user processes outside the sandbox cannot read MAIA's memory or environment
     cli.main(args=argv, prog_name="maia")

@@ -18,10 +18,11 @@ if TYPE_CHECKING:
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
 @click.pass_context
 def sandbox(ctx: click.Context) -> None:
-    """The OS sandbox under Bash, custom tools and ! commands (Linux Landlock).
+    """The OS sandbox under Bash, custom tools, ! commands and local MCP servers (bubblewrap and Landlock).
 
-    Settings in ~/.maia/settings.json: "Sandbox" ("workspace-write", "read-only" or "off"),
-    "SandboxWritableRoots" (extra folders) and "SandboxNetwork" ("on" or "off").
+    Settings in ~/.maia/settings.json: "Sandbox" ("workspace-write", "read-only", "strict" or "off"),
+    "SandboxWritableRoots" (extra folders), "SandboxHiddenPaths" (hidden from commands) and
+    "SandboxNetwork" ("on" or "off").
     Without a subcommand, prints the status.
     """
     if ctx.invoked_subcommand is None:
@@ -44,7 +45,8 @@ def _settings(env: Env) -> Settings | None:
 @sandbox.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
 def status(as_json: bool) -> None:
-    """Print the kernel's Landlock ABI, the active policy, the writable folders and the network state."""
+    """Print the kernel's Landlock ABI, the namespace sandbox, the policy, the writable, protected and hidden
+    paths and the network state."""
     import json
 
     from maia.paths import settings_path

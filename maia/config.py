@@ -45,8 +45,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
         },
-        "Sandbox": {"enum": ["off", "workspace-write", "read-only"]},
+        "Sandbox": {"enum": ["off", "workspace-write", "read-only", "strict"]},
         "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "SandboxHiddenPaths": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxNetwork": {"enum": ["on", "off"]},
     },
 }
@@ -68,7 +69,8 @@ _FIXES: dict[str, str] = {
     "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
     "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
-    '"read-only", or "off"',
+    '"read-only", "strict" (workspace-write, and commands refused without the namespace sandbox), or "off"',
+    "SandboxHiddenPaths": 'a list of files or folders commands must not see, e.g. ["~/.ssh", "~/.aws"]',
     "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
     "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
 }
@@ -102,8 +104,9 @@ class Settings:
     rate_limit_patterns: list[str] = field(default_factory=list)  # the user's phrasings of a limit's end
     theme: str = "auto"  # the chat's colours: "auto" follows the terminal's background
     permissions: dict[str, list[str]] = field(default_factory=dict)
-    sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
+    sandbox: str | None = None  # "off" | "workspace-write" | "read-only" | "strict"; None: the system's default
     sandbox_writable_roots: list[str] = field(default_factory=list)
+    sandbox_hidden_paths: list[str] = field(default_factory=list)
     sandbox_network: str | None = None  # "on" | "off"; None: on
     warnings: list[str] = field(default_factory=list)
 
@@ -307,6 +310,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         permissions={k: list(v) for k, v in perms.items() if k in ("allow", "ask", "deny")},
         sandbox=data.get("Sandbox"),
         sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),
+        sandbox_hidden_paths=list(data.get("SandboxHiddenPaths", [])),
         sandbox_network=data.get("SandboxNetwork"),
         warnings=warnings,
     )

@@ -174,6 +174,31 @@ async def _spawn(
     return await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
 
 
+def _above_standard(fd: int) -> int:
+    """``fd``, moved to 3 or above (MAIA started with a standard descriptor closed: keep clear of 0-2)."""
+    if fd >= 3:
+        return fd
+    import fcntl
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
+def _bwrap_args_file(argv: list[str]) -> tuple[list[str], int | None]:
+    """bubblewrap reads its options from a memory file (``bwrap --args FD -- COMMAND…``): the sandbox's
+    ``ps`` shows a short line for its first process, not every mount."""
+    if not hasattr(os, "memfd_create") or "--" not in argv:
+        return argv, None
+    cut = argv.index("--")  # bubblewrap's own options never hold a bare "--" (its paths are absolute)
+    fd = _above_standard(os.memfd_create("maia-bwrap-args", os.MFD_CLOEXEC))
+    data = memoryview(b"".join(os.fsencode(word) + b"\0" for word in argv[1:cut]))
+    while data:
+        data = data[os.write(fd, data) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [argv[0], "--args", str(fd), *argv[cut:]], fd
+
+
 def _read_status(fd: int) -> str:
     """What the sandbox launcher wrote on its status pipe (nothing when the command started)."""
     chunks: list[bytes] = []
@@ -184,8 +209,16 @@ def _read_status(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def _launch_failure(status: str, sandbox: SandboxPolicy) -> ShellResult | None:
-    """The result of a launcher that ran nothing: the sandbox refused, or the program did not start."""
+def _launch_failure(status: str, sandbox: SandboxPolicy, output: str) -> ShellResult | None:
+    """The result of a launcher that ran nothing: the sandbox refused, or the program did not start.
+
+    The launcher writes ``ok`` right before it runs the command; an empty status means it never ran
+    (bubblewrap could not set the sandbox up: its own message is in the output)."""
+    if not status:
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        reason = lines[-1] if lines else _("the sandbox launcher did not start")
+        return ShellResult("", "failed_to_start", error=sandbox.failure_message(reason))
+    status = status.removeprefix("ok")
     kind, _sep, detail = status.partition("\t")
     if kind == "sandbox":
         return ShellResult("", "failed_to_start", error=sandbox.failure_message(detail))
@@ -218,18 +251,22 @@ async def run_shell(
     full_env = tool_environment(env)
     status_fd: int | None = None
     status_write: int | None = None
+    args_fd: int | None = None
+    if sandbox is not None and sandbox.refusal is not None:
+        return ShellResult("", "failed_to_start", error=sandbox.failure_message(sandbox.refusal))
     if sandbox is not None:
+        full_env = sandbox.environment(full_env)
         words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         status_fd, status_write = os.pipe()
-        if status_write < 3:  # MAIA started with a standard descriptor closed: keep clear of 0-2
-            import fcntl
+        status_write = _above_standard(status_write)
+        from maia.sandbox.policy import launcher_code_fd
 
-            moved = fcntl.fcntl(status_write, fcntl.F_DUPFD_CLOEXEC, 3)
-            os.close(status_write)
-            status_write = moved
-        spawn = asyncio.ensure_future(
-            _spawn(sandbox.launcher_argv(words, status_write), cwd, full_env, separate_stderr, (status_write,))
-        )
+        code_fd = launcher_code_fd()
+        argv = sandbox.launcher_argv(words, status_write, code_fd)
+        if sandbox.uses_namespaces:
+            argv, args_fd = _bwrap_args_file(argv)
+        fds = tuple(fd for fd in (status_write, args_fd, code_fd) if fd is not None)
+        spawn = asyncio.ensure_future(_spawn(argv, cwd, full_env, separate_stderr, fds))
     else:
         spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
     try:
@@ -245,6 +282,8 @@ async def run_shell(
         finally:
             if status_write is not None:
                 os.close(status_write)  # the child holds its copy until exec (or exit)
+            if args_fd is not None:
+                os.close(args_fd)
         guardian.watch(process.pid)  # its group dies with this process, even by SIGKILL
         try:
             return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
@@ -294,11 +333,12 @@ async def _collect(
     if state == "timeout":
         return ShellResult(text, "timeout", truncated=truncated, stderr=stderr)
     if sandbox is not None and status_fd is not None:
-        failure = _launch_failure(_read_status(status_fd), sandbox)
+        failure = _launch_failure(_read_status(status_fd), sandbox, f"{text}\n{stderr}")
         if failure is not None:
             return failure
     code = process.returncode
     if code is not None and code < 0:
         return ShellResult(text, "signal", signal_number=-code, truncated=truncated, stderr=stderr)
-    note = sandbox.note_for(f"{text}\n{stderr}") if sandbox is not None and code else None
+    # also after exit 0: a script may carry on after a refused write to a protected file
+    note = sandbox.note_for(f"{text}\n{stderr}", code) if sandbox is not None else None
     return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr, note=note)

@@ -239,6 +239,9 @@ class Application:
 
         report = report or self.report
         self.sandbox = policy_from_settings(self.settings, self.options.launch)
+        mcp = self.mcp
+        if mcp is not None:
+            mcp.sandbox = self.sandbox  # local MCP servers run in the commands' sandbox (unless the user opts out)
         for notice in startup_notices(self.settings, self.options.launch):
             (report.infos if notice.level == "info" else report.warnings).append(notice.text)
 

@@ -169,11 +169,68 @@ class ChangeRecorder:
         return out
 
 
+# Repository configuration can name programs git runs: a sandboxed command may have written them
+# into .git/config (or a cloned repository may ship them through .gitattributes). MAIA's own git
+# runs outside the sandbox, so each of them is switched off on the command line, which wins over
+# every configuration file.
+SAFE_GIT_OPTIONS = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "core.editor=false",
+    "credential.helper=",
+    "diff.external=",
+    "protocol.allow=never",
+    "core.quotepath=off",
+)
+
+
+def _git_environment() -> dict[str, str]:
+    """The user's environment, with no program git could be told to run through it."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EDITOR")
+    }
+    return {**env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def safe_git_argv(git: str, root: Path, timeout: float = 10.0) -> list[str]:
+    """``git`` with every program the repository's configuration could name switched off.
+
+    Filter drivers (``filter.NAME.clean``/``smudge``/``process``, chosen by .gitattributes) have
+    free names: they are listed (reading configuration runs nothing) and each one emptied."""
+    import subprocess
+
+    argv = [git, "--no-pager"]
+    for option in SAFE_GIT_OPTIONS:
+        argv += ["-c", option]
+    try:
+        listed = subprocess.run(
+            [*argv, "config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            env=_git_environment(),
+        )
+        names = listed.stdout.decode("utf-8", "replace").split("\0")
+    except (OSError, subprocess.SubprocessError):
+        names = []
+    for name in dict.fromkeys(n.rsplit(".", 1)[0] for n in names if n.startswith("filter.")):
+        for key in ("clean", "smudge", "process"):
+            argv += ["-c", f"{name}.{key}="]
+    return argv
+
+
 def git_diff(launch: Path, paths: Sequence[Path], timeout: float = 10.0) -> str | None:
     """``git diff HEAD`` of ``paths`` (those inside the launch folder), changes made by commands included;
     None when the folder is not in a git work tree with a commit, or git is missing or fails. Blocking.
 
-    No pager, no colour codes, no external diff program or textconv filter: only git itself runs."""
+    Only git itself runs: no pager, hook, fsmonitor, external diff, textconv or filter program, even
+    when the repository's configuration names one (see ``safe_git_argv``)."""
     import shutil
     import subprocess
 
@@ -182,7 +239,7 @@ def git_diff(launch: Path, paths: Sequence[Path], timeout: float = 10.0) -> str 
     inside = [str(p) for p in paths if p.is_relative_to(root)]
     if git is None or not inside:
         return None
-    command = [git, "--no-pager", "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
+    command = [*safe_git_argv(git, root, timeout), "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
     try:
         done = subprocess.run(
             [*command, "HEAD", "--", *inside],
@@ -190,7 +247,7 @@ def git_diff(launch: Path, paths: Sequence[Path], timeout: float = 10.0) -> str 
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            env=_git_environment(),
         )
     except (OSError, subprocess.SubprocessError):
         return None

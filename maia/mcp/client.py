@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
+    from maia.sandbox.policy import SandboxPolicy
+
 T = TypeVar("T")
 
 # Codes of the SDK's own errors (mcp_types.jsonrpc), repeated here so this module imports lazily.
@@ -272,9 +274,15 @@ class Connection:
     """A connection to one server: ``open()``, requests through ``request()``, ``close()``."""
 
     def __init__(
-        self, config: ServerConfig, *, stderr_log: Path | None = None, on_end: Callable[[], None] | None = None
+        self,
+        config: ServerConfig,
+        *,
+        stderr_log: Path | None = None,
+        on_end: Callable[[], None] | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.config = config
+        self.sandbox = sandbox if config.sandbox else None  # a local server runs in the commands' sandbox
         self.stderr_log = stderr_log
         self.on_end = on_end  # called once when the transport ends by itself (a local server exited…)
         self.http = _HttpErrors()
@@ -320,6 +328,8 @@ class Connection:
 
     async def open(self) -> None:
         """Connect and shake hands within the server's timeout; :class:`McpFailure` says why not."""
+        if self.config.transport == "stdio" and self.sandbox is not None and self.sandbox.refusal is not None:
+            raise McpFailure(self.sandbox.refusal)  # "Sandbox": "strict" without bubblewrap: nothing starts
         _import_sdk()  # before the clock starts: loading the SDK is not the server's slowness
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
@@ -444,12 +454,13 @@ class Connection:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            params = StdioServerParameters(
-                command=config.command or "",
-                args=list(config.args),
-                env=dict(config.env) or None,
-                cwd=config.cwd,
-            )
+            command, args, env = config.command or "", list(config.args), dict(config.env)
+            if self.sandbox is not None:
+                command, *args = self.sandbox.launcher_argv([command, *args])
+                env = self.sandbox.environment(env)
+                if not self.sandbox.namespaces:
+                    env.pop("TMPDIR", None)
+            params = StdioServerParameters(command=command, args=args, env=env or None, cwd=config.cwd)
             return stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
         import httpx2
 

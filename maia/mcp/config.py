@@ -51,6 +51,7 @@ _KNOWN_FIELDS = frozenset(
         "args",
         "env",
         "cwd",
+        "sandbox",
     }
 )
 
@@ -74,6 +75,7 @@ class ServerConfig:
     exclude_tools: tuple[str, ...] = ()
     enabled: bool = True
     description: str = ""
+    sandbox: bool = True  # a local server runs in MAIA's sandbox; only the user's own file may say false
 
     @property
     def target(self) -> str:
@@ -342,7 +344,7 @@ def _remote(
             )
             continue
         headers[header] = text
-    for key in ("command", "args", "env", "cwd"):
+    for key in ("command", "args", "env", "cwd", "sandbox"):
         if key in raw:
             warnings.append(
                 _('{where}: "{field}" is only used by local servers ("type": "stdio"); ignored.').format(
@@ -396,7 +398,23 @@ def _stdio(
                 '{where}: "url" and "headers" are only used by remote servers ("type": "http" or "sse"); ignored.'
             ).format(where=where)
         )
-    return ServerConfig(command=command, args=args, env=server_env, cwd=cwd, **common), None
+    sandboxed = True
+    if "sandbox" in raw:
+        value = raw["sandbox"]
+        if not isinstance(value, bool):
+            warnings.append(
+                _('{where}: "sandbox" must be true or false, not {value!r}; ignored.').format(where=where, value=value)
+            )
+        elif not value and common["origin"] == "project":
+            warnings.append(
+                _(
+                    '{where}: "sandbox": false is ignored in a project\'s file: only your own mcp.json can run a '
+                    "server outside the sandbox."
+                ).format(where=where)
+            )
+        else:
+            sandboxed = value
+    return ServerConfig(command=command, args=args, env=server_env, cwd=cwd, sandbox=sandboxed, **common), None
 
 
 def load_config(home: Path, launch: Path, env: Mapping[str, str] | None = None) -> LoadedConfig:

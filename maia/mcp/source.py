@@ -41,6 +41,8 @@ from maia.permissions.rules import RuleSet
 if TYPE_CHECKING:
     from mcp import Client
 
+    from maia.sandbox.policy import SandboxPolicy
+
 State: TypeAlias = Literal["ok", "fail", "disabled", "connecting", "idle"]
 MAX_PAGES = 100
 PING_BOUND = 3.0  # after a timeout, how long a ping may take to prove the server is alive (only slow)
@@ -159,6 +161,7 @@ class _Server:
         self.state: State = "idle" if selection.enabled else "disabled"
         self.cause: str | None = None
         self.conn: Connection | None = None
+        self.sandbox: SandboxPolicy | None = None
         self.tools: dict[str, RemoteTool] = {}
         self.hidden = 0
         self.prompts: list[PromptInfo] = []
@@ -231,7 +234,7 @@ class _Server:
             self.reconnects += 1
         self._set("connecting")
         safe_name = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)
-        conn = Connection(self.config, stderr_log=self.log_dir / f"{safe_name}.stderr.log")
+        conn = Connection(self.config, stderr_log=self.log_dir / f"{safe_name}.stderr.log", sandbox=self.sandbox)
         conn.on_end = lambda: self._ended(conn)
         try:
             await conn.open()
@@ -521,6 +524,7 @@ class McpSource:
         self.launch = launch
         self._rules = rules
         self._env = env
+        self.sandbox: SandboxPolicy | None = None  # set by the application: local servers run in it
         self._servers: dict[str, _Server] = {}
         self._listeners: list[Callable[[], None]] = []
 
@@ -550,6 +554,8 @@ class McpSource:
         plan = self.plan()
         log_dir = self.home / "logs" / "mcp"
         self._servers = {s.name: _Server(s, plan.rules, log_dir, self._changed) for s in plan.selections}
+        for server in self._servers.values():
+            server.sandbox = self.sandbox
         enabled = [s for s in self._servers.values() if s.selection.enabled]
         if enabled:
             quiet_sdk_logging(self.home / "logs" / "mcp.log")

@@ -2,7 +2,7 @@
 
 Run as its own process (``python -I -S launcher.py …`` or ``python -m maia.sandbox …``)::
 
-    launcher.py [--write ROOT]... [--read-only] [--no-network] [--status-fd N] -- ARGV...
+    launcher.py [--write ROOT]... [--read-only] [--no-network] [--best-effort] [--status-fd N] -- ARGV...
 
 Only the command and its descendants are confined: Landlock restricts the calling thread and
 everything it executes afterwards, so MAIA itself never calls ``landlock_restrict_self``.
@@ -13,14 +13,22 @@ untranslated: MAIA reads them from the status pipe and words them for the user.
 
 Fail closed: when the sandbox cannot be applied, the command is not run. With ``--status-fd N``
 the reason goes to that pipe (``sandbox<TAB>reason``; ``exec<TAB>errno<TAB>text`` when the program
-cannot be executed) and nothing is written to the command's output; the pipe is closed on exec, so
-an empty pipe means the command started.
+cannot be executed) and nothing is written to the command's output. Right before ``exec`` the
+launcher writes ``ok`` there; the pipe is closed on exec. So ``ok`` alone means the command started,
+and an empty pipe means the launcher never ran (bubblewrap around it failed): nothing ran either.
+
+``--best-effort`` (used inside the namespace sandbox, which already bounds writes and the network):
+apply what Landlock this kernel has, and run the command even without Landlock.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing would cost 2 ms on every command
+if TYPE_CHECKING:
+    from typing import Any
 
 # Syscall numbers of the generic table (x86-64, arm64, arm, riscv, powerpc, s390, loongarch…).
 SYS_LANDLOCK_CREATE_RULESET = 444
@@ -86,7 +94,8 @@ EXIT_USAGE = 2
 FAULT_VARIABLE = "MAIA_SANDBOX_FAULT"
 
 USAGE = (
-    "usage: python -m maia.sandbox [--write ROOT]... [--read-only] [--no-network] [--status-fd N] -- ARGV...\n"
+    "usage: python -m maia.sandbox [--write ROOT]... [--read-only] [--no-network] [--best-effort] [--status-fd N]"
+    " -- ARGV...\n"
     "Runs ARGV with writes allowed only under the ROOTs (and /dev/null-like devices), via Landlock."
 )
 
@@ -120,32 +129,54 @@ def scope_rights(abi: int) -> int:
 
 
 class _Kernel:
-    """The three Landlock syscalls and prctl, through ctypes (imported only when needed)."""
+    """The three Landlock syscalls and prctl, through ``_ctypes`` (the C module: importing the ``ctypes``
+    package costs about 4 ms of CPU, on every sandboxed command)."""
 
     def __init__(self) -> None:
-        import ctypes
+        _ctypes: Any = __import__("_ctypes")  # typed as Any: its base classes are used bare, as ctypes does
 
-        self.ctypes = ctypes
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.syscall.restype = ctypes.c_long
-        self.libc.prctl.restype = ctypes.c_int
+        class CLong(_ctypes._SimpleCData):  # type: ignore[misc]  # the C module's base classes
+            _type_ = "l"
+
+        class CULong(_ctypes._SimpleCData):  # type: ignore[misc]
+            _type_ = "L"
+
+        class CInt(_ctypes._SimpleCData):  # type: ignore[misc]
+            _type_ = "i"
+
+        flags = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+
+        class LongFunction(_ctypes.CFuncPtr):  # type: ignore[misc]
+            _flags_ = flags
+            _restype_ = CLong
+
+        class IntFunction(_ctypes.CFuncPtr):  # type: ignore[misc]
+            _flags_ = flags
+            _restype_ = CInt
+
+        class Library:
+            _handle = _ctypes.dlopen(None, 2)  # the program's own symbols (libc), RTLD_NOW
+
+        self.c_long, self.c_ulong, self.c_int = CLong, CULong, CInt
+        self.errors = _ctypes
+        self._syscall = LongFunction(("syscall", Library))
+        self._prctl = IntFunction(("prctl", Library))
 
     def syscall(self, number: int, *args: object) -> tuple[int, int]:
-        ctypes = self.ctypes
-        ctypes.set_errno(0)
-        converted = [a if isinstance(a, ctypes.Array) else ctypes.c_long(a) for a in args]
-        result = self.libc.syscall(ctypes.c_long(number), *converted)
-        return int(result), ctypes.get_errno()
+        self.errors.set_errno(0)
+        # bytes go as a pointer to their (read-only) data: the kernel only reads these structures
+        converted = [a if isinstance(a, bytes) else self.c_long(a) for a in args]
+        result = self._syscall(self.c_long(number), *converted)
+        return int(result), int(self.errors.get_errno())
 
     def prctl(self, option: int, value: int) -> tuple[int, int]:
-        ctypes = self.ctypes
-        ctypes.set_errno(0)
-        zero = ctypes.c_ulong(0)
-        result = self.libc.prctl(ctypes.c_int(option), ctypes.c_ulong(value), zero, zero, zero)
-        return int(result), ctypes.get_errno()
+        self.errors.set_errno(0)
+        zero = self.c_ulong(0)
+        result = self._prctl(self.c_int(option), self.c_ulong(value), zero, zero, zero)
+        return int(result), int(self.errors.get_errno())
 
-    def buffer(self, data: bytes) -> object:
-        return self.ctypes.create_string_buffer(data, len(data))
+    def buffer(self, data: bytes) -> bytes:
+        return data
 
 
 def _errno_name(number: int) -> str:
@@ -177,13 +208,20 @@ def _fault(step: str) -> int:
     return 1 << 30 if os.environ.get(FAULT_VARIABLE) == step else 0
 
 
-def restrict(roots: list[str], *, read_only: bool, network: bool) -> int:
-    """Confine this thread: reads everywhere, writes under ``roots`` and the devices; returns the ABI."""
+def restrict(roots: list[str], *, read_only: bool, network: bool, best_effort: bool = False) -> int:
+    """Confine this thread: reads everywhere, writes under ``roots`` and the devices; returns the ABI.
+
+    ``best_effort``: the namespace sandbox around this process already bounds writes and the network,
+    so a kernel without Landlock (or without its network rules) is not a reason to refuse."""
     abi, reason = probe(_fault("probe"))  # the fault only ever here, never in MAIA's own probe
     if abi < 1:
+        if best_effort and not os.environ.get(FAULT_VARIABLE):
+            return 0
         raise SandboxError(reason)
     if not network and abi < 4:
-        raise SandboxError(f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}")
+        if not best_effort:
+            raise SandboxError(f"turning the network off needs Landlock ABI 4 (Linux 6.7); this kernel has ABI {abi}")
+        network = True  # bubblewrap's --unshare-net took the network away
     kernel = _Kernel()
     handled_fs = fs_rights(abi)
     handled_net = 0 if network else net_rights(abi)
@@ -239,16 +277,17 @@ def _add_rule(kernel: _Kernel, ruleset: int, path: str, rights: int, required: b
         os.close(fd)
 
 
-def _parse(args: list[str]) -> tuple[list[str], bool, bool, int | None, list[str]]:
+def _parse(args: list[str]) -> tuple[list[str], bool, bool, bool, int | None, list[str]]:
     roots: list[str] = []
     read_only = False
     network = True
+    best_effort = False
     status_fd: int | None = None
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return roots, read_only, network, status_fd, args[i + 1 :]
+            return roots, read_only, network, best_effort, status_fd, args[i + 1 :]
         if arg in ("--write", "--status-fd"):
             if i + 1 >= len(args):
                 raise ValueError(f"{arg} needs a value")
@@ -263,6 +302,10 @@ def _parse(args: list[str]) -> tuple[list[str], bool, bool, int | None, list[str
             continue
         elif arg == "--no-network":
             network = False
+            i += 1
+            continue
+        elif arg == "--best-effort":
+            best_effort = True
             i += 1
             continue
         else:
@@ -294,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse, confine, exec; returns an exit status only when the command could not be run."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        roots, read_only, network, status_fd, command = _parse(args)
+        roots, read_only, network, best_effort, status_fd, command = _parse(args)
         if not command:
             raise ValueError("no command after --")
         if read_only and roots:
@@ -303,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         os.write(2, f"maia sandbox: {error}\n{USAGE}\n".encode())
         return EXIT_USAGE
     try:
-        restrict(roots, read_only=read_only, network=network)
+        restrict(roots, read_only=read_only, network=network, best_effort=best_effort)
     except SandboxError as error:
         _report(status_fd, "sandbox", str(error))
         return EXIT_SANDBOX
@@ -319,7 +362,11 @@ def main(argv: list[str] | None = None) -> int:
         if number is not None:
             _signal.signal(number, _signal.SIG_DFL)
     if status_fd is not None:
-        os.set_inheritable(status_fd, False)  # closed by exec: an empty pipe means "started"
+        os.set_inheritable(status_fd, False)  # closed by exec: "ok" alone means "started"
+        try:  # noqa: SIM105  (contextlib would cost an import on every command)
+            os.write(status_fd, b"ok")
+        except OSError:
+            pass
     try:
         os.execvp(command[0], command)
     except OSError as error:

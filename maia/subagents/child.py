@@ -437,6 +437,9 @@ async def serve(channel: Channel) -> int:
 
 def main() -> int:
     """Entry point of ``python -m maia --subagent``."""
+    from maia.sandbox.selfguard import mark_non_dumpable
+
+    mark_non_dumpable()  # the child holds the key too
     if os.isatty(0):
         print("This is the process MAIA starts for a sub-agent; run `maia` instead.", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """Running a sub-agent in a child process, parent side (§20.2-§20.5).
 
-The child is ``python -m maia --subagent`` in its own session (the terminal's Ctrl+C reaches only
+The child is ``python -I -m maia --subagent`` in its own session (the terminal's Ctrl+C reaches only
 the parent), spoken to in JSON lines. Its questions are asked in the parent's interface one at a
 time. Cancelling the caller (Ctrl+C) or the 30-minute limit sends ``abort``, then SIGKILL after 5 s.
 """
@@ -38,8 +38,11 @@ OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child 
 
 
 def child_command() -> list[str]:
-    """How a sub-agent process is started: this Python, MAIA's hidden mode."""
-    return [sys.executable, "-m", "maia", protocol.SUBAGENT_FLAG]
+    """How a sub-agent process is started: this Python in isolated mode (nothing imported from the launch
+    folder, PYTHONPATH or the user's site), MAIA's hidden mode."""
+    from maia.sandbox.selfguard import python_argv
+
+    return [*python_argv(), "-m", "maia", protocol.SUBAGENT_FLAG]
 
 
 @dataclass(slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
+from maia.sandbox.selfguard import python_argv
 from maia.workflows.registry import Workflow, process_identity
 from maia.workflows.worker import RunOptions
 
@@ -13,8 +13,9 @@ WORKFLOW_ID_OPTION = "--workflow-id"  # hidden option of `maia run`: run the wor
 
 
 def worker_command(workflow: Workflow, options: RunOptions) -> list[str]:
-    """``python -m maia run FILE --workflow-id ID --quiet`` (the task stays in the record, off the process list)."""
-    return [sys.executable, "-m", "maia", "run", str(options.agent_file), WORKFLOW_ID_OPTION, workflow.id, "--quiet"]
+    """``python -I -m maia run FILE --workflow-id ID --quiet`` (the task stays in the record, off the process
+    list; ``-I``: a ``maia/`` folder in the launch folder or PYTHONPATH cannot stand in for MAIA)."""
+    return [*python_argv(), "-m", "maia", "run", str(options.agent_file), WORKFLOW_ID_OPTION, workflow.id, "--quiet"]
 
 
 def spawn_worker(workflow: Workflow, options: RunOptions) -> int:

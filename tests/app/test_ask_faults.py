@@ -110,11 +110,13 @@ def test_a_session_in_use_is_locked_and_no_turn_is_lost(server: HTTPServer, proj
 def test_a_terminating_signal_kills_the_tool_processes_and_saves(
     server: HTTPServer, project: Path, sig: signal.Signals
 ) -> None:
-    pid_file = project / "pid"
-    answer(server, tool_stream("Bash", {"command": f"sleep 300 & echo $! > {pid_file}; wait"}))
+    # The tool's process holds a lock: it is gone when the lock is free. (Its pid would not do: under
+    # the namespace sandbox, $! is a pid of the command's own PID namespace.)
+    lock, marker = project / "held.lock", project / "started"
+    command = f"flock {lock} sh -c 'echo up > {marker}; exec sleep 300' & wait"
+    answer(server, tool_stream("Bash", {"command": command}))
     process = spawn("ask", "-m", "m", "--yes", "-o", "json", "run the long job")
-    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", what="the tool's process")
-    grandchild = int(pid_file.read_text())
+    wait_until(lambda: marker.exists() and marker.read_text().strip() == "up", what="the tool's process")
     process.send_signal(sig)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
@@ -122,11 +124,14 @@ def test_a_terminating_signal_kills_the_tool_processes_and_saves(
     assert "Traceback" not in err
 
     def gone() -> bool:
-        try:
-            os.kill(grandchild, 0)
-        except ProcessLookupError:
-            return True
-        return False
+        import fcntl
+
+        with open(lock, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+        return True
 
     wait_until(gone, timeout=20, what="the tool's process to be killed")
     (saved,) = session_files(project).values()

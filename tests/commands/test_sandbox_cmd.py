@@ -6,10 +6,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from maia.commands import cli
 from maia.sandbox.policy import landlock_abi
+from tests.sandbox.helpers import landlock_only  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.usefixtures("landlock_only")
 
 
 def test_status_json_without_settings_file(project: Path, home: Path) -> None:
@@ -44,4 +48,5 @@ def test_bad_setting_is_a_clear_error(write_settings: Callable[..., Path]) -> No
     path = write_settings(Sandbox="on")
     result = CliRunner().invoke(cli, ["sandbox", "status"])
     assert result.exit_code == 1
-    assert f'{path}: "Sandbox" must be one of "off", "workspace-write", "read-only", not "on"' in result.output
+    expected = '"Sandbox" must be one of "off", "workspace-write", "read-only", "strict", not "on"'
+    assert f"{path}: {expected}" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,8 +18,12 @@ from maia.sandbox.policy import (
     status_lines,
     system_temp_dirs,
 )
+from tests.sandbox.helpers import landlock_only  # noqa: F401  (the fixture)
 
 TEMP = (Path("/tmp"),)
+
+
+pytestmark = pytest.mark.usefixtures("landlock_only")
 
 
 def test_settings_keys_are_read(home: Path, write_settings: Callable[..., Path]) -> None:
@@ -36,8 +41,9 @@ def test_settings_keys_are_read(home: Path, write_settings: Callable[..., Path])
     ("extra", "expected"),
     [
         (
-            {"Sandbox": "strict"},
-            '"Sandbox" must be one of "off", "workspace-write", "read-only", not "strict"; fix: "workspace-write"',
+            {"Sandbox": "paranoid"},
+            '"Sandbox" must be one of "off", "workspace-write", "read-only", "strict", not "paranoid"; '
+            'fix: "workspace-write"',
         ),
         ({"SandboxNetwork": False}, '"SandboxNetwork" must be one of "on", "off", not false; fix: "on" (the default)'),
         ({"SandboxWritableRoots": "~/.cache"}, '"SandboxWritableRoots" must be a list, not a string; fix: a list of'),
@@ -93,7 +99,7 @@ def test_user_roots_expand_home_resolve_relative_and_drop_missing(
     assert writes == [str(project.resolve()), "/tmp", str(user_home / ".cache"), str(tmp_path / "shared")]
     assert argv[-3:] == ["--", "echo", "hi"] and argv[argv.index("--status-fd") + 1] == "9"
     notices = startup_notices(settings, project, abi=7)
-    assert [(n.level, n.text) for n in notices] == [
+    assert [(n.level, n.text) for n in notices if n.level == "warning"] == [
         ("warning", f"{settings.path}: SandboxWritableRoots: nowhere is not an existing folder; ignored.")
     ]
 
@@ -101,12 +107,17 @@ def test_user_roots_expand_home_resolve_relative_and_drop_missing(
 def test_launcher_argv_is_a_minimal_interpreter_start_from_a_copy_of_the_launcher(project: Path) -> None:
     argv = SandboxPolicy("workspace-write", project).launcher_argv(["true"])
     assert argv[1:4] == ["-I", "-S", "-c"]
-    assert "def restrict(" in argv[4] and "import maia" not in argv[4]
+    assert argv[4] == "import sys,marshal;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+    code = marshal.loads(bytes.fromhex(argv[5]))  # compiled once by MAIA: nothing compiled per call
+    assert "restrict" in code.co_names and "maia" not in code.co_names
     assert Path(argv[0]).resolve() == Path(argv[0])  # the real interpreter, not a link
 
 
 def test_startup_notices(home: Path, project: Path, write_settings: Callable[..., Path]) -> None:
-    assert startup_notices(None, project, abi=7) == []
+    (missing,) = startup_notices(None, project, abi=7)
+    assert missing.level == "info" and missing.text.startswith("Sandbox: Landlock only (")
+    assert "protected files" in missing.text and "apt install bubblewrap" in missing.text
+    assert startup_notices(None, project, abi=7, use_namespaces=True) == []
     (info,) = startup_notices(
         None, project, abi=0, reason="this kernel has no Landlock (Linux 5.13 or later is needed)"
     )
@@ -128,17 +139,14 @@ def test_a_launch_folder_holding_the_maia_home_is_flagged(tmp_path: Path, write_
     path = write_settings()
     settings = load_settings(path.parent)
     notices = startup_notices(settings, path.parent.parent, abi=7)
-    assert [n.level for n in notices] == ["warning"] and "can change MAIA's settings" in notices[0].text
+    assert [n.level for n in notices] == ["info", "warning"] and "can change MAIA's settings" in notices[1].text
 
 
 def test_status_lines_say_what_is_covered_and_what_is_not(project: Path) -> None:
     policy = SandboxPolicy("workspace-write", project, temp_dirs=TEMP, network=False)
     lines = status_lines(policy, abi=7, chosen=True)
-    assert lines[:3] == [
-        "Sandbox: workspace-write (from the settings)",
-        "Kernel: Landlock ABI 7",
-        "Writes allowed under:",
-    ]
+    assert lines[:2] == ["Sandbox: workspace-write (from the settings)", "Kernel: Landlock ABI 7"]
+    assert lines[2].startswith("Sandbox: Landlock only (") and lines[3] == "Writes allowed under:"
     assert f"  {project}  (launch folder, .git included)" in lines
     assert "  /tmp  (temporary folder)" in lines
     assert "Network: off: TCP connect and bind are refused; UDP and UNIX sockets are not covered" in lines
@@ -156,12 +164,16 @@ def test_status_data(project: Path) -> None:
     data = status_data(SandboxPolicy("read-only", project, temp_dirs=TEMP), abi=7)
     assert data["mode"] == "read-only" and data["enforced"] is True
     assert data["writable_roots"] == [] and data["network"] == "on"
-    assert data["not_covered"] == ["reads", "UDP", "UNIX sockets"]
+    assert data["not_covered"][:5] == ["reads", "UDP", "UNIX sockets", "protected files", "hidden paths"]
     assert status_data(None, abi=0, reason="x") == {
         "landlock_abi": 0,
         "landlock_unavailable_reason": "x",
         "mode": "off",
         "enforced": False,
+        "namespaces": False,
+        "namespaces_unavailable_reason": "namespaces turned off by MAIA_SANDBOX_NAMESPACES",
+        "strict": False,
+        "refusal": None,
     }
 
 

@@ -205,7 +205,10 @@ async def test_cancelling_aborts_the_child_and_its_tools_and_keeps_the_trace(
     home: Path,
     project: Path,
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the tool's pids must be the machine's, not a PID namespace's; the marker is outside the project
+    monkeypatch.setenv("MAIA_SANDBOX_NAMESPACES", "off")
     marker = tmp_path / "pids"
     hang_tool(project, marker)
     project_rules(allow=["hang"])
