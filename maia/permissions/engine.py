@@ -598,6 +598,8 @@ _PROC = ("/proc/", "/dev/fd/")
 def through_proc(path: str) -> bool:
     """A path through /proc/self, /proc/thread-self, /proc/PID or /dev/fd: what it names depends on the
     process that opens it (its folder, its descriptors), not on MAIA's."""
+    if "proc" not in path and "fd" not in path:
+        return False
     normal = os.path.normpath(path) + "/"
     return normal.startswith(_PROC) or normal in ("/proc/", "/dev/fd/")
 
@@ -606,19 +608,34 @@ def _writes(parts: Iterable[Part], cwd: Path) -> list[tuple[Part, tables.Target]
     """The files the parts write through their operands and options (cp's destination, tee's files…)."""
     found: list[tuple[Part, tables.Target]] = []
     by_name = tables.BY_NAME
+    known: dict[tuple[str, ...], list[tables.Target]] = {}  # many parts repeat the same words
     for part in parts:
         if part.opaque or not part.words:
             continue
         table = by_name.get(programs.program_name(part.words[0]))
         if table is None or table.writes is None:
             continue
-        found.extend((part, target) for target in tables.written(part.words, cwd))
+        targets = known.get(part.words)
+        if targets is None:
+            targets = known[part.words] = tables.written(part.words, cwd)
+        found.extend((part, target) for target in targets)
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(word) + r"(?![A-Za-z0-9_.\-])")
+_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether ``word`` appears in ``text`` with no letter, digit, ``_``, ``.`` or ``-`` glued to it."""
+    at = text.find(word)
+    size = len(word)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + size] if at + size < len(text) else " "
+        if before not in _WORD_CHARACTERS and after not in _WORD_CHARACTERS:
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 _PROGRAM_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
@@ -644,8 +661,11 @@ def _deny_words(command: str, ruleset: RuleSet) -> Decision | None:
         if not _PROGRAM_WORD.fullmatch(literal[0]):
             continue
         if bare is None:
-            bare = command.replace("'", "").replace('"', "").replace("\\", "")
-        if all(_word_pattern(w).search(command) or _word_pattern(w).search(bare) for w in literal if w):
+            # r''m, "r"m, \rm: the word as quotes and backslashes are removed
+            bare = command.replace("'", "").replace('"', "").replace("\\", "") if "'" in command or '"' in command or "\\" in command else command
+        if literal[0] not in command and literal[0] not in bare:
+            continue
+        if all(_has_word(command, w) or _has_word(bare, w) for w in literal if w):
             return _ask(
                 _("the command contains the word `{word}`, which deny rule {rule} names: ask").format(
                     word=" ".join(literal), rule=rule.text
@@ -831,13 +851,15 @@ def _writes_allowed(
     for part, target in written:
         path = target.path
         shown = _show(_text(part.words))
-        if target.tree:
+        if target.tree and not _tree_allowed(path, cwd, areas, moved_at is not None and moved_at < part.position):
             return _ask(
                 _("`{part}` writes files whose names are only known when it runs (in {target}): ask").format(
                     part=shown, target=_show(path)
                 ),
                 doubt=watching,
             )
+        if target.tree:
+            continue
         if DYN in path or _GLOB.search(path) or "\x00" in path:
             return _ask(
                 _("`{part}` writes {target}, only known when it runs: ask").format(part=shown, target=_show(path)),
@@ -883,6 +905,25 @@ def _writes_allowed(
             if candidates[0].text not in used:
                 used.append(candidates[0].text)
     return None
+
+
+def _tree_allowed(folder: str, cwd: Path, areas: ProtectedAreas, moved: bool) -> bool:
+    """Whether files of unknown names written below ``folder`` (an archive unpacked, a tree copied)
+    stay clear of every protected path: a folder inside the launch folder (not the launch folder
+    itself, where .maia/ and .git/ live) holding no git directory and inside no protected area."""
+    if moved or DYN in folder or _GLOB.search(folder) or not programs.inside(folder, cwd):
+        return False
+    lexical, real = locations(folder, cwd)
+    if real.rstrip("/") == os.path.realpath(cwd).rstrip("/") or areas.reached(lexical, real + "/x") is not None:
+        return False
+    if not os.path.isdir(real):
+        return True  # made by the command: empty
+    seen = 0
+    for root, folders, files in os.walk(real):
+        seen += len(folders) + len(files)
+        if seen > 5000 or ".git" in folders or ".git" in files or programs.is_git_dir(root):
+            return False
+    return True
 
 
 def _makes_links(part: Part) -> bool:

@@ -17,6 +17,7 @@ A :class:`Table` says, for one program (and its aliases):
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shlex
@@ -50,6 +51,7 @@ class Table:
     spec: OptionSpec = field(default_factory=OptionSpec)
     writes: Writes | None = None
     read_only: bool = False
+    triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
 
@@ -68,10 +70,12 @@ class LongReading:
 
 def read_long(args: Sequence[str], table: Table) -> LongReading:
     """Spell out long option prefixes (``--o=x`` → ``--output=x``) with the table's real names."""
+    if not any(arg.startswith("--") for arg in args):
+        return LongReading(list(args), [], [])
     out: list[str] = []
     doubtful: list[str] = []
     dangerous: list[tuple[str, str]] = []
-    names = table.long | table.dangerous
+    key = table.names[0]
     ended = False
     for arg in args:
         if ended or not arg.startswith("--") or arg == "--":
@@ -79,27 +83,30 @@ def read_long(args: Sequence[str], table: Table) -> LongReading:
             out.append(arg)
             continue
         name, eq, value = arg.partition("=")
-        if name in names:
-            out.append(arg)
-            if name in table.dangerous:
-                dangerous.append((arg, name))
-            continue
-        if DYN in name:
+        resolved, unsure, risky = _resolve(key, name)
+        out.append(arg if resolved is None else resolved + eq + value)
+        if unsure:
             doubtful.append(arg)
-            out.append(arg)
-            continue
-        for option in sorted(table.dangerous):
-            if option.startswith(name):
-                dangerous.append((arg, option))  # every spelling of a dangerous option
-        candidates = sorted(n for n in names if n.startswith(name))
-        negated = name.startswith("--no-") and any(n.startswith("--" + name[5:]) for n in names)
-        if len(candidates) == 1:
-            out.append(candidates[0] + eq + value)
-            continue
-        if table.complete and not negated:
-            doubtful.append(arg)
-        out.append(arg)
+        dangerous.extend((arg, option) for option in risky)
     return LongReading(out, doubtful, dangerous)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(program: str, name: str) -> tuple[str | None, bool, tuple[str, ...]]:
+    """How ``program`` reads the long option ``name``: the full name (None: unresolved), whether
+    that is a doubt, and the dangerous options it may stand for."""
+    table = BY_NAME[program]
+    names = table.long | table.dangerous
+    if name in names:
+        return name, False, (name,) if name in table.dangerous else ()
+    if DYN in name:
+        return None, True, ()
+    risky = tuple(option for option in sorted(table.dangerous) if option.startswith(name))
+    candidates = [n for n in names if n.startswith(name)]
+    if len(candidates) == 1:
+        return candidates[0], False, risky
+    negated = name.startswith("--no-") and any(n.startswith("--" + name[5:]) for n in names)
+    return None, table.complete and not negated, risky
 
 
 # --- written operands -----------------------------------------------------------------------------------
@@ -514,6 +521,7 @@ TABLES: tuple[Table, ...] = (
         # real options that are also the start of a dangerous one
         long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
         writes=_git,
+        triggers=frozenset({"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch"}),
         match=(
             "git fetch --upload='touch x;:' .",
             "git log --out=.env -1",
@@ -725,6 +733,8 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
         return []
     table = BY_NAME.get(program_name(words[0]))
     if table is None or table.writes is None:
+        return []
+    if table.triggers is not None and table.triggers.isdisjoint(words):
         return []
     args = read_long(words[1:], table).args if (table.long or table.dangerous) else list(words[1:])
     return table.writes(args, launch)
