@@ -67,7 +67,10 @@ def headless_permissions(
 class HeadlessUI:
     """AgentUI for scripts: JSON events on stdout (stream-json) or progress on stderr (text, json)."""
 
+    interactive = False  # no person answers: questions are refused, or answered by --yes (sub-agents)
+
     def __init__(self, output: OutputFormat, stdout: TextIO, stderr: TextIO, *, verbose: bool = True) -> None:
+        self.yes = False  # maia ask --yes: plain questions (never doubts) are answered yes
         self.output = output
         self.stdout = stdout
         self.stderr = stderr
@@ -297,6 +300,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     """Run one request to the end: (report, exit status). Provider, usage and save errors end up in the report."""
     from maia.signals import on_terminating_signals
 
+    ui.yes = options.yes  # sub-agents' plain questions reach this UI: --yes answers them too
     app = Application(
         AppOptions(
             launch=options.launch,
