@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maia.globs import has_magic
 from maia.i18n import _
+from maia.paths import resolve_user_path
 from maia.permissions import programs, tables
 from maia.permissions.bash import analyze
-from maia.globs import has_magic
-from maia.paths import resolve_user_path
 from maia.permissions.parts import DYN, Part, Redirect
 from maia.permissions.paths import ProtectedAreas, locations, names_area, path_matches, protected
 from maia.permissions.plain import NotPlain, PlainScript, parse_plain
@@ -195,7 +195,9 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
         )
     allowing = [r for r in ruleset.allow if r.tool in names]
     if subject.access == "write" and path is not None and os.path.isdir(resolve_user_path(path, cwd)):
-        return Decision(Verdict.ASK, None, _("{path} is a folder, not a file to write: ask").format(path=path), doubt=True)
+        return Decision(
+            Verdict.ASK, None, _("{path} is a folder, not a file to write: ask").format(path=path), doubt=True
+        )
     if subject.access == "write" and path is not None:
         area = protected(path, cwd)
         if area is not None:
@@ -548,7 +550,10 @@ def _deny_or_ask(
                         verdict,
                         rule.text,
                         _("{family} rule {rule} matches {target}, which `{part}` writes").format(
-                            family=verdict.value, rule=rule.text, target=_show(target.path), part=_show(_text(part.words))
+                            family=verdict.value,
+                            rule=rule.text,
+                            target=_show(target.path),
+                            part=_show(_text(part.words)),
                         ),
                     )
         for rule in _redirect_rules(family):
@@ -662,7 +667,11 @@ def _deny_words(command: str, ruleset: RuleSet) -> Decision | None:
             continue
         if bare is None:
             # r''m, "r"m, \rm: the word as quotes and backslashes are removed
-            bare = command.replace("'", "").replace('"', "").replace("\\", "") if "'" in command or '"' in command or "\\" in command else command
+            bare = (
+                command.replace("'", "").replace('"', "").replace("\\", "")
+                if "'" in command or '"' in command or "\\" in command
+                else command
+            )
         if literal[0] not in command and literal[0] not in bare:
             continue
         if all(_has_word(command, w) or _has_word(bare, w) for w in literal if w):
@@ -885,12 +894,18 @@ def _writes_allowed(
         where = locations(path, cwd, folders)
         area = areas.reached(*where)
         candidates = [r for r in allowing if r.tool in _WRITE_RULES or r.tool == "Redirect"]
-        candidates = [r for r in candidates if r.pattern is None or path_matches(r.pattern, path, cwd, for_allow=True, where=where)]
+        candidates = [
+            r
+            for r in candidates
+            if r.pattern is None or path_matches(r.pattern, path, cwd, for_allow=True, where=where)
+        ]
         if area is not None:
             if not [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]:
                 return _ask(
-                    _("`{part}` writes {target}, which is protected (MAIA's settings, git's configuration, "
-                      "project instructions): ask").format(part=shown, target=_show(path)),
+                    _(
+                        "`{part}` writes {target}, which is protected (MAIA's settings, git's configuration, "
+                        "project instructions): ask"
+                    ).format(part=shown, target=_show(path)),
                     doubt=True,
                 )
             continue
@@ -932,8 +947,10 @@ def _makes_links(part: Part) -> bool:
     if name in ("ln", "link"):
         return True
     if name in ("cp", "mv", "install"):
-        return any(w in ("-s", "--symbolic-link") or (w.startswith("-") and not w.startswith("--") and "s" in w)
-                   for w in part.words[1:])
+        return any(
+            w in ("-s", "--symbolic-link") or (w.startswith("-") and not w.startswith("--") and "s" in w)
+            for w in part.words[1:]
+        )
     return name in ("tar", "gtar", "bsdtar", "unzip", "cpio", "rsync", "7z", "patch")
 
 

@@ -122,7 +122,7 @@ class ProtectedAreas:
     """The protected areas of a launch folder, for many targets of one decision: MAIA_HOME and HOME
     are read once, when it is made (so make one per decision, never keep it)."""
 
-    __slots__ = ("_fold", "_sides", "_base", "_git_dirs")
+    __slots__ = ("_base", "_fold", "_git_dirs", "_sides")
 
     def __init__(self, cwd: Path) -> None:
         lexical_base, real_base = _bases(str(cwd))

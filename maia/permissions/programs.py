@@ -515,10 +515,37 @@ _WRAPPERS: dict[str, _Wrapper] = {
 }
 
 # setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
-for _alias in (
-    "linux32 linux64 x86_64 i386 i486 i586 i686 uname26 ppc ppc32 ppc64 ppc64le sparc sparc32 sparc64 "
-    "s390 s390x mips mips32 mips64 parisc parisc32 parisc64 ia64 arm armv7l armv8l aarch64 arm64"
-).split():
+for _alias in [
+    "linux32",
+    "linux64",
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "uname26",
+    "ppc",
+    "ppc32",
+    "ppc64",
+    "ppc64le",
+    "sparc",
+    "sparc32",
+    "sparc64",
+    "s390",
+    "s390x",
+    "mips",
+    "mips32",
+    "mips64",
+    "parisc",
+    "parisc32",
+    "parisc64",
+    "ia64",
+    "arm",
+    "armv7l",
+    "armv8l",
+    "aarch64",
+    "arm64",
+]:
     _WRAPPERS[_alias] = _Wrapper(
         OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
     )

@@ -162,15 +162,17 @@ def _copy_like(*, removes_sources: bool) -> Writes:
         if "-d" in options or "--directory" in options:  # install -d: every operand is a folder made
             return [Target(o) for o in operands]
         if directory:
-            return found + [Target(directory), *_into(directory, operands, launch)]
+            return [*found, Target(directory), *_into(directory, operands, launch)]
         if len(operands) < 2:
             return found
         *sources, destination = operands
         if removes_sources:
             found = [Target(s) for s in sources]
         found.append(Target(destination))
-        if "-T" not in options and "--no-target-directory" not in options and (
-            len(sources) > 1 or _is_folder(destination, launch)
+        if (
+            "-T" not in options
+            and "--no-target-directory" not in options
+            and (len(sources) > 1 or _is_folder(destination, launch))
         ):
             found.extend(_into(destination, sources, launch))
         return found
@@ -271,7 +273,7 @@ def _tar(args: Sequence[str], _launch: Path | None) -> list[Target]:
 
 
 def _unzip(args: Sequence[str], _launch: Path | None) -> list[Target]:
-    options, _operands_ = _operands(args, OptionSpec(short_value="dxP"))
+    options, _ignored = _operands(args, OptionSpec(short_value="dxP"))
     if "-l" in options or "-p" in options or "-t" in options or "-Z" in options or "-v" in options:
         return []
     return [Target(str(options.get("-d") or "."), tree=True)]
@@ -377,13 +379,14 @@ def _git_config(args: Sequence[str]) -> list[Target]:
     names = {n.split("=", 1)[0] for n, _v in scan.options}
     values = dict(scan.options)
     operands = list(scan.rest)
-    action = operands[0] if operands and operands[0] in ("get", "list", "set", "unset", "rename-section",
-                                                         "remove-section", "edit") else None
+    action = (
+        operands[0]
+        if operands and operands[0] in ("get", "list", "set", "unset", "rename-section", "remove-section", "edit")
+        else None
+    )
     if action is not None:
         operands = operands[1:]
-    writes = action in ("set", "unset", "rename-section", "remove-section", "edit") or bool(
-        names & _GIT_CONFIG_WRITES
-    )
+    writes = action in ("set", "unset", "rename-section", "remove-section", "edit") or bool(names & _GIT_CONFIG_WRITES)
     if action is None and not names & _GIT_CONFIG_READS and len(operands) >= 2:
         writes = True
     if not writes:
@@ -404,7 +407,9 @@ def _git_paths(operands: Sequence[str], after_dash: Sequence[str] | None) -> lis
 
 _GIT_SUB_SPEC = OptionSpec(
     short_value="bBsUpo",
-    long_value=frozenset({"--source", "--pathspec-from-file", "--directory", "--unidiff-zero", "--exclude", "--include"}),
+    long_value=frozenset(
+        {"--source", "--pathspec-from-file", "--directory", "--unidiff-zero", "--exclude", "--include"}
+    ),
 )
 
 
@@ -466,11 +471,36 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("sort",),
         long=frozenset(
-            "--ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting "
-            "--month-sort --human-numeric-sort --numeric-sort --random-sort --random-source --reverse --sort "
-            "--version-sort --batch-size --check --debug --files0-from --key --merge --stable "
-            "--buffer-size --field-separator --temporary-directory --parallel --unique --zero-terminated --help "
-            "--version".split()
+            [
+                "--ignore-leading-blanks",
+                "--dictionary-order",
+                "--ignore-case",
+                "--general-numeric-sort",
+                "--ignore-nonprinting",
+                "--month-sort",
+                "--human-numeric-sort",
+                "--numeric-sort",
+                "--random-sort",
+                "--random-source",
+                "--reverse",
+                "--sort",
+                "--version-sort",
+                "--batch-size",
+                "--check",
+                "--debug",
+                "--files0-from",
+                "--key",
+                "--merge",
+                "--stable",
+                "--buffer-size",
+                "--field-separator",
+                "--temporary-directory",
+                "--parallel",
+                "--unique",
+                "--zero-terminated",
+                "--help",
+                "--version",
+            ]
         ),
         complete=True,
         dangerous=frozenset({"--output", "--compress-program"}),
@@ -489,12 +519,46 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("make", "gmake"),
         long=frozenset(
-            "--always-make --directory --debug --environment-overrides --file --makefile --help "
-            "--ignore-errors --include-dir --jobs --keep-going --load-average --check-symlink-times --just-print "
-            "--dry-run --recon --output-sync --old-file --assume-old --print-data-base --question "
-            "--no-builtin-rules --no-builtin-variables --silent --quiet --no-silent --stop --no-keep-going "
-            "--touch --trace --version --print-directory --no-print-directory --what-if --new-file --assume-new "
-            "--warn-undefined-variables --shuffle".split()
+            [
+                "--always-make",
+                "--directory",
+                "--debug",
+                "--environment-overrides",
+                "--file",
+                "--makefile",
+                "--help",
+                "--ignore-errors",
+                "--include-dir",
+                "--jobs",
+                "--keep-going",
+                "--load-average",
+                "--check-symlink-times",
+                "--just-print",
+                "--dry-run",
+                "--recon",
+                "--output-sync",
+                "--old-file",
+                "--assume-old",
+                "--print-data-base",
+                "--question",
+                "--no-builtin-rules",
+                "--no-builtin-variables",
+                "--silent",
+                "--quiet",
+                "--no-silent",
+                "--stop",
+                "--no-keep-going",
+                "--touch",
+                "--trace",
+                "--version",
+                "--print-directory",
+                "--no-print-directory",
+                "--what-if",
+                "--new-file",
+                "--assume-new",
+                "--warn-undefined-variables",
+                "--shuffle",
+            ]
         ),
         complete=True,
         dangerous=frozenset({"--eval"}),
@@ -610,8 +674,25 @@ TABLES: tuple[Table, ...] = (
         ("sed", "gsed"),
         writes=_sed,
         long=frozenset(
-            "--quiet --silent --debug --expression --file --follow-symlinks --in-place --line-length --null-data "
-            "--zero-terminated --posix --regexp-extended --separate --sandbox --unbuffered --help --version".split()
+            [
+                "--quiet",
+                "--silent",
+                "--debug",
+                "--expression",
+                "--file",
+                "--follow-symlinks",
+                "--in-place",
+                "--line-length",
+                "--null-data",
+                "--zero-terminated",
+                "--posix",
+                "--regexp-extended",
+                "--separate",
+                "--sandbox",
+                "--unbuffered",
+                "--help",
+                "--version",
+            ]
         ),
         complete=True,
         match=("sed -i s/a/b/ .env", "sed --in-pl s/a/b/ f", "sed -n -e p -i f"),
@@ -620,8 +701,20 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("uniq",),
         long=frozenset(
-            "--count --repeated --all-repeated --skip-fields --group --ignore-case --skip-chars --unique "
-            "--zero-terminated --check-chars --help --version".split()
+            [
+                "--count",
+                "--repeated",
+                "--all-repeated",
+                "--skip-fields",
+                "--group",
+                "--ignore-case",
+                "--skip-chars",
+                "--unique",
+                "--zero-terminated",
+                "--check-chars",
+                "--help",
+                "--version",
+            ]
         ),
         complete=True,
         writes=_nth_operand(OptionSpec(short_value="fsw", long_value=frozenset()), 1),
@@ -631,7 +724,16 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("shuf",),
         long=frozenset(
-            "--echo --input-range --head-count --random-source --repeat --zero-terminated --help --version".split()
+            [
+                "--echo",
+                "--input-range",
+                "--head-count",
+                "--random-source",
+                "--repeat",
+                "--zero-terminated",
+                "--help",
+                "--version",
+            ]
         ),
         complete=True,
         dangerous=frozenset({"--output"}),
@@ -651,7 +753,7 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("iconv",),
         long=frozenset(
-            "--from-code --to-code --list --silent --verbose --help --usage --version".split()
+            ["--from-code", "--to-code", "--list", "--silent", "--verbose", "--help", "--usage", "--version"]
         ),
         complete=True,
         dangerous=frozenset({"--output"}),
@@ -712,11 +814,23 @@ TABLES: tuple[Table, ...] = (
         match=("gzip .env", "gunzip a.gz"),
         not_match=("gzip -c a", "gunzip -l a.gz", "zstd -c a"),
     ),
-    Table(("curl",), writes=_curl, match=("curl -o .env https://x", "curl -O https://x/y"), not_match=("curl -s https://x",)),
-    Table(("wget",), writes=_wget, match=("wget https://x/y", "wget -O .env https://x"), not_match=("wget -O - https://x",)),
+    Table(
+        ("curl",),
+        writes=_curl,
+        match=("curl -o .env https://x", "curl -O https://x/y"),
+        not_match=("curl -s https://x",),
+    ),
+    Table(
+        ("wget",),
+        writes=_wget,
+        match=("wget https://x/y", "wget -O .env https://x"),
+        not_match=("wget -O - https://x",),
+    ),
     Table(
         ("time",),
-        writes=_option_values(OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")),
+        writes=_option_values(
+            OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
+        ),
         match=("time -o .env ls",),
         not_match=("time ls",),
     ),
@@ -754,8 +868,10 @@ def check_examples() -> list[str]:
                 failures.append(f"{table.names[0]}: example {command!r} runs another program")
                 continue
             part = Part(words)
-            found = bool(written(words, launch)) or bool(dangers(part, launch)) or any(
-                type(inner).__name__ == "Opaque" for inner in inner_commands(words)
+            found = (
+                bool(written(words, launch))
+                or bool(dangers(part, launch))
+                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
             )
             if found != (command in table.match):
                 failures.append(

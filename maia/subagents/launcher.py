@@ -36,6 +36,8 @@ Confirm = Callable[..., Awaitable[bool]]
 
 class Unanswered(Exception):
     """Raised by a Confirm when no person can answer (a non-interactive run): the message says why."""
+
+
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
 OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
 

@@ -111,7 +111,12 @@ ROWS: list[Row] = [
     Row("mv data.txt .env", {"allow": ["Bash(mv *)"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
     Row("cp data.txt .env", {"allow": ["Bash(cp *)"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
     Row("cp -t .maia data.txt", {"allow": ["Bash(cp *)"]}, Q, True, _says(".maia/data.txt", "apple")),
-    Row("install -m 644 data.txt .env", {"allow": ["Bash(install *)"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
+    Row(
+        "install -m 644 data.txt .env",
+        {"allow": ["Bash(install *)"], "deny": DENY_ENV},
+        D,
+        proof=_says(".env", "apple"),
+    ),
     Row("dd if=data.txt of=.env", {"allow": ["Bash(dd *)"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
     Row("sed -i s/SECRET/gone/ .env", {"allow": ["Bash(sed -i *)"], "deny": DENY_ENV}, D, proof=_says(".env", "gone")),
     Row("shuf -o .env data.txt", {"allow": ["Bash(shuf *)"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
@@ -142,9 +147,20 @@ ROWS: list[Row] = [
     ),
     Row("cd vendor/lib && git status", {"allow": ["Bash(cd *)", "Bash(git status *)"]}, Q, False, needs=("git",)),
     Row("GIT_DIR=vendor/lib/.git git status", {"allow": ["Bash(git status *)"]}, Q, False, needs=("git",)),
-    Row("echo '[core]' >> shipped.git/config", {"allow": ["Bash(echo *)", "Redirect"]}, Q, True, _says("shipped.git/config", "[core]")),
+    Row(
+        "echo '[core]' >> shipped.git/config",
+        {"allow": ["Bash(echo *)", "Redirect"]},
+        Q,
+        True,
+        _says("shipped.git/config", "[core]"),
+    ),
     Row("capsh -- -c 'touch pwned'", {"allow": ["Bash(capsh *)"]}, Q, False, needs=("capsh",)),
-    Row(f"{_loader()} {shutil.which('touch') or '/usr/bin/touch'} pwned", {"allow": ["Bash"], "deny": ["Bash(touch *)"]}, D, needs=(_loader(),)),
+    Row(
+        f"{_loader()} {shutil.which('touch') or '/usr/bin/touch'} pwned",
+        {"allow": ["Bash"], "deny": ["Bash(touch *)"]},
+        D,
+        needs=(_loader(),),
+    ),
     Row(
         f"{_loader()} {shutil.which('touch') or '/usr/bin/touch'} pwned",
         {"allow": [f"Bash({_loader()} *)", "Bash(/usr/bin/touch *)", "Bash(touch *)"]},
@@ -153,8 +169,20 @@ ROWS: list[Row] = [
         needs=(_loader(),),
     ),
     Row("awk '{print}' data.txt", {"allow": ["Bash(awk *)"]}, Q, False, proof=None),
-    Row("python3 -c 'import os; os.system(\"rm -rf build\")'", {"allow": ["Bash"], "deny": DENY_RM}, D, proof=_gone("build")),
-    Row("""perl -e '$x="rm"; system($x, "-rf", "build")'""", {"allow": ["Bash"], "deny": DENY_RM}, Q, True, _gone("build"), ("perl",)),
+    Row(
+        "python3 -c 'import os; os.system(\"rm -rf build\")'",
+        {"allow": ["Bash"], "deny": DENY_RM},
+        D,
+        proof=_gone("build"),
+    ),
+    Row(
+        """perl -e '$x="rm"; system($x, "-rf", "build")'""",
+        {"allow": ["Bash"], "deny": DENY_RM},
+        Q,
+        True,
+        _gone("build"),
+        ("perl",),
+    ),
     Row("zip -TT 'rm -rf build' a.zip data.txt", {"allow": ["Bash"], "deny": DENY_RM}, Q, True, proof=None),
     Row("echo ok", {"allow": ["Bash(echo *)"], "deny": DENY_RM}, A, proof=None),
 ]
@@ -172,7 +200,9 @@ def _setup(tmp: Path, proof: bool) -> None:
     fake = tmp / "bin" / "git status"
     fake.write_text(f"#!/bin/sh\n{shutil.which('touch') or '/usr/bin/touch'} {tmp}/pwned\n")
     fake.chmod(0o755)
-    (tmp / "payload.sh").write_text(f"#!/bin/sh\n{shutil.which('touch') or '/usr/bin/touch'} {tmp}/pwned\ncat >/dev/null\n")
+    (tmp / "payload.sh").write_text(
+        f"#!/bin/sh\n{shutil.which('touch') or '/usr/bin/touch'} {tmp}/pwned\ncat >/dev/null\n"
+    )
     (tmp / "payload.sh").chmod(0o755)
     staging = tmp / "staging"
     (staging / ".maia").mkdir(parents=True)
@@ -247,7 +277,10 @@ def test_real_bash_does_what_the_row_says(row: Row, scratch: Path) -> None:
 
 def test_a_deny_word_names_the_word_and_the_rule(scratch: Path) -> None:
     decision = explain(
-        "Bash", {"command": "perl -e '$x=\"rm\"; system($x, \"-rf\", \"build\")'"}, {"allow": ["Bash"], "deny": DENY_RM}, scratch
+        "Bash",
+        {"command": 'perl -e \'$x="rm"; system($x, "-rf", "build")\''},
+        {"allow": ["Bash"], "deny": DENY_RM},
+        scratch,
     )
     assert decision.verdict.value == Q and decision.doubt
     assert "`rm`" in decision.reason and "Bash(rm *)" in decision.reason

@@ -254,9 +254,7 @@ def test_inert_variables_from_settings() -> None:
 
 
 def test_the_built_in_inert_list_holds_no_dangerous_name() -> None:
-    from maia.permissions.programs import DEFAULT_INERT, dangerous_variable
-
-    from maia.permissions.programs import _DANGEROUS_EXACT
+    from maia.permissions.programs import _DANGEROUS_EXACT, DEFAULT_INERT, dangerous_variable
 
     # MAIA's own list is read as is; the patterns (PYTHON*, NODE_*) refuse what a user declares
     assert DEFAULT_INERT and not DEFAULT_INERT & _DANGEROUS_EXACT
