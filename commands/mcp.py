@@ -150,7 +150,7 @@ def _show(transport: str, target: str, outcome: ProbeOutcome) -> bool:
         warn(message)
     if status.state != "ok":
         after = _("after {seconds:.2f} s").format(seconds=outcome.seconds)
-        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {inert_line(status.cause)} ({after})")
+        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {inert_line(status.cause or '')} ({after})")
         return True
     server = " ".join(filter(None, [status.server_name]))
     details = _("connected in {connect:.2f} s (protocol {protocol}{server}), {tools} listed in {list:.2f} s").format(

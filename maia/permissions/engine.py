@@ -260,7 +260,14 @@ def _same_file_as_denied(path: str, ruleset: RuleSet, cwd: Path) -> Decision | N
 
 
 def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
-    from maia.permissions.web import domain_matches, host_of, names_host
+    from maia.permissions.web import (
+        domain_matches,
+        host_of,
+        judged_addresses,
+        names_host,
+        resolve,
+        special_address,
+    )
 
     url = subject.url
     host = host_of(url) if isinstance(url, str) else None
@@ -280,7 +287,14 @@ def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
         for rule in ruleset.family(verdict.value):
             if matches(rule):
                 return _matched(verdict, rule)
-    if host is not None and host.special:
+    local: str | None = host.name if host is not None and host.special else None
+    if host is not None and local is None and host.address is None:
+        # a name is judged by every address it resolves to (the fetch connects to these very ones)
+        addresses = judged_addresses(host.name)
+        if addresses is None:
+            addresses = resolve(host.name, host.port)
+        local = next((f"{host.name} ({a})" for a in addresses if special_address(a)), None)
+    if host is not None and local is not None:
         for rule in ruleset.allow:
             if (
                 matches(rule)
@@ -292,7 +306,7 @@ def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
         return Decision(
             Verdict.ASK,
             None,
-            _("{host} is a local or private address: ask unless a rule names it").format(host=host.name),
+            _("{host} is a local or private address: ask unless a rule names it").format(host=local),
             doubt=True,
         )
     for rule in ruleset.allow:

@@ -149,7 +149,7 @@ _DANGEROUS_EXACT = frozenset(
         "MAVEN_OPTS",
     }
 )
-_DANGEROUS_PREFIXES = (
+_DANGEROUS_PREFIXES: tuple[str, ...] = (
     "LD_",
     "DYLD_",
     "BASH",
@@ -1488,7 +1488,7 @@ def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
             found.append(Danger(option, f"git {option} points git at another repository or program", False))
         elif option == "-C" and (launch is None or not inside(value, launch)):
             found.append(Danger("-C", "git -C outside the launch folder runs with that repository's configuration"))
-        elif option == "-C" and other_repository(value, launch):
+        elif option == "-C" and launch is not None and other_repository(value, launch):
             found.append(
                 Danger("-C", "git -C names another repository inside the launch folder (its configuration runs)", False)
             )
