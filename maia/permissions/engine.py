@@ -186,6 +186,10 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
         same = _same_file_as_denied(path, ruleset, cwd)
         if same is not None:
             return same
+    if path is not None and subject.access == "write":
+        same = _hard_link_hit([path], ruleset, cwd)
+        if same is not None:
+            return same
     if path is not None and through_proc(str(resolve_user_path(path, cwd))):
         return Decision(
             Verdict.ASK,
@@ -216,6 +220,45 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
         if matches(rule, for_allow=True):
             return _matched(Verdict.ALLOW, rule)
     return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
+
+
+def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decision | None:
+    """A file written under another name (a hard link made earlier) is the file a Write deny or ask
+    rule names: judged by device and inode."""
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        rules = [
+            r
+            for r in ruleset.family(verdict.value)
+            if r.tool in _WRITE_RULES and r.pattern is not None and not has_magic(r.pattern)
+        ]
+        if not rules:
+            continue
+        named: dict[tuple[int, int], Rule] = {}
+        for rule in rules:
+            try:
+                info = os.stat(resolve_user_path(str(rule.pattern), cwd))
+            except (OSError, ValueError):
+                continue
+            named.setdefault((info.st_dev, info.st_ino), rule)
+        if not named:
+            continue
+        for path in paths:
+            if DYN in path:
+                continue
+            try:
+                info = os.stat(resolve_user_path(path, cwd))
+            except (OSError, ValueError):
+                continue
+            rule = named.get((info.st_dev, info.st_ino))
+            if rule is not None:
+                return Decision(
+                    verdict,
+                    rule.text,
+                    _("{path} is the same file as {denied}, which {family} rule {rule} covers").format(
+                        path=_show(path), denied=rule.pattern, family=verdict.value, rule=rule.text
+                    ),
+                )
+    return None
 
 
 def _same_file_as_denied(path: str, ruleset: RuleSet, cwd: Path) -> Decision | None:
@@ -590,6 +633,11 @@ def _deny_or_ask(
                             family=verdict.value, rule=rule.text, target=_show(redirect.target)
                         ),
                     )
+    linked = _hard_link_hit(
+        [*(t.path for _p, t in writes if not t.tree), *(r.target for r in file_redirects)], ruleset, cwd
+    )
+    if linked is not None:
+        return linked
     if any(r.tool in _WRITE_RULES or r.tool == "Redirect" for r in (*ruleset.deny, *ruleset.ask)):
         # a file whose name is unknown, or reached through another process's view, could be any file
         for part, target in writes:
@@ -611,13 +659,13 @@ def _deny_or_ask(
     return None
 
 
-_PROC = ("/proc/", "/dev/fd/")
+_PROC = ("/proc/", "/dev/fd/", "/dev/tcp/", "/dev/udp/")
 
 
 def through_proc(path: str) -> bool:
     """A path through /proc/self, /proc/thread-self, /proc/PID or /dev/fd: what it names depends on the
     process that opens it (its folder, its descriptors), not on MAIA's."""
-    if "proc" not in path and "fd" not in path:
+    if "proc" not in path and "fd" not in path and "/dev/" not in path:
         return False
     normal = os.path.normpath(path) + "/"
     return normal.startswith(_PROC) or normal in ("/proc/", "/dev/fd/")
@@ -822,6 +870,13 @@ def _bash_allow(
         if refused is not None:
             return refused
     for redirect in _file_redirects(plain.redirects):
+        if through_proc(redirect.target):
+            return _ask(
+                _("the redirection to {target} goes through /proc or /dev/fd: ask").format(
+                    target=_show(redirect.target)
+                ),
+                doubt=True,
+            )
         if not redirect.certain:
             return _ask(
                 _("the redirection to {target} is uncertain ({why}): ask").format(

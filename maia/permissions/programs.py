@@ -453,9 +453,6 @@ _WRAPPERS: dict[str, _Wrapper] = {
             long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
         )
     ),
-    "ltrace": _Wrapper(
-        OptionSpec(short_value="aAeFlLnopsuwxD", short_flags="bcCfhirStTV", long_value=frozenset({"--output"}))
-    ),
     "setarch": _Wrapper(
         OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
     ),
@@ -607,6 +604,40 @@ _ALWAYS_OPAQUE = {
     "perf": "perf runs the command it measures, with its own options",
     "ssh-agent": "ssh-agent runs a command with an agent of its own",
     "valgrind": "valgrind runs a program under tools of its choosing",
+    "run-parts": "run-parts runs every program of a folder",
+    "hyperfine": "hyperfine runs its arguments as shell commands",
+    "rlwrap": "rlwrap runs a command with its own options",
+    "sshpass": "sshpass runs a command",
+    "firejail": "firejail runs a command in a sandbox of its own",
+    "bwrap": "bwrap runs a command in another file system view",
+    "systemd-nspawn": "systemd-nspawn runs a command in a container",
+    "flatpak-spawn": "flatpak-spawn runs a command outside the sandbox",
+    "numactl": "numactl runs a command",
+    "cgexec": "cgexec runs a command",
+    "proxychains": "proxychains runs a command through a proxy",
+    "proxychains4": "proxychains runs a command through a proxy",
+    "torsocks": "torsocks runs a command",
+    "faketime": "faketime runs a command with a false clock",
+    "eatmydata": "eatmydata runs a command with libraries preloaded",
+    "catchsegv": "catchsegv runs a command",
+    "xvfb-run": "xvfb-run runs a command",
+    "dbus-launch": "dbus-launch runs a command",
+    "entr": "entr runs a command when files change",
+    "cpulimit": "cpulimit runs a command",
+    "chpst": "chpst runs a command",
+    "daemonize": "daemonize runs a command in the background",
+    "start-stop-daemon": "start-stop-daemon runs a program",
+    "mpirun": "mpirun runs a program",
+    "mpiexec": "mpiexec runs a program",
+    "uftrace": "uftrace runs a program",
+    "ltrace": "ltrace runs a program with its own options",
+    "rr": "rr runs and records a program",
+    "expect": "expect runs scripts that can run commands",
+    "tclsh": "tclsh runs Tcl code that can run commands",
+    "wish": "wish runs Tcl code that can run commands",
+    "ed": "ed runs editor commands (! runs a shell)",
+    "emacs": "emacs runs Lisp (--eval, -l) that can run commands",
+    "sudoedit": "sudoedit edits files as another user",
 }
 
 
@@ -760,6 +791,21 @@ def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
             if key.lower().startswith(("core.", "alias.")) or _GIT_PROGRAM_KEY.search(key.lower()):
                 found.append(Opaque(f"git -c {key} sets a program git runs", (setting.lstrip("!"),)))
     rest = scan.rest
+    sub = rest[0] if rest else ""
+    if sub == "submodule" and "foreach" in rest:
+        text = " ".join(rest[rest.index("foreach") + 1 :])
+        found.append(Opaque("git submodule foreach runs a command in every submodule", (text,)))
+    elif sub == "bisect" and rest[1:2] == ["run"]:
+        found.extend([Argv(tuple(rest[2:]), (), False), Opaque("git bisect run runs a command")] if rest[2:] else [])
+    elif sub in ("rebase", "filter-branch", "filter-repo"):
+        for index, word in enumerate(rest[1:], start=1):
+            value: str | None = None
+            if word in ("-x", "--exec") or (sub != "rebase" and word.endswith("-filter")):
+                value = rest[index + 1] if index + 1 < len(rest) else ""
+            elif word.startswith("--exec=") or word.startswith("-x"):
+                value = word.split("=", 1)[1] if "=" in word else word[2:]
+            if value is not None:
+                found.append(Opaque(f"git {sub} runs the command it is given", (value,)))
     if rest[:1] == ["difftool"] or rest[:1] == ["mergetool"]:
         tail = rest[1:]
         for index, word in enumerate(tail):
@@ -777,6 +823,7 @@ def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
 
 _GIT_PROGRAM_KEY = re.compile(
     r"command|cmd|helper|program|pager|editor|ssh|hook|textconv|driver|filter|tool|proxy|askpass|exec|fsmonitor"
+    r"|include|pack|protocol|url|sendemail|shell|path|external|sequence"
 )
 _TAR_RUNNING = frozenset(
     {
@@ -849,8 +896,11 @@ def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
     assignments: list[str] = []
     i = 0
     certain = True
+    moved = False
     while i < len(args):
         arg = args[i]
+        if arg in ("-C", "--chdir") or arg.startswith("--chdir=") or re.fullmatch(r"-[iv0]*C.*", arg):
+            moved = True  # what runs reads its configuration in another folder (git, make…)
         if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
             i += 2
         elif arg.startswith("-S") or arg.startswith("--split-string"):
@@ -888,6 +938,8 @@ def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
     rest = args[i:]
     if not certain:
         return _uncertain("env", args)
+    if moved and rest:
+        return [Argv(tuple(rest), tuple(assignments)), Opaque("env -C runs the command in another folder")]
     return [Argv(tuple(rest), tuple(assignments))] if rest else []
 
 
@@ -1063,6 +1115,8 @@ def _sudo(args: list[str], stdin: Stdin) -> list[Inner]:
         return []
     if not scan.rest:
         return []
+    if names & {"-D", "--chdir", "-R", "--chroot"}:
+        return [Argv(tuple(scan.rest)), Opaque("sudo runs the command in another folder or root")]
     return [Argv(tuple(scan.rest))]
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -229,13 +230,41 @@ _SED_SPEC = OptionSpec(
 )
 
 
+# a w/W command or the w flag of s: the file name runs to the end of the line
+_SED_WRITE = re.compile(r"(?:^|[;{}\s/0-9$!])(?:[gpIiMme0-9]*)[wW][ \t]*([^\n]+)")
+
+
 def _sed(args: Sequence[str], _launch: Path | None) -> list[Target]:
     scan = scan_options(list(args), _SED_SPEC, stop_at_operand=False)
     names = {name.split("=", 1)[0] for name, _value in scan.options}
-    if not names & {"-i", "--in-place"}:
-        return []
-    operands = scan.rest if names & {"-e", "--expression", "-f", "--file"} else scan.rest[1:]
-    return [Target(o) for o in operands]
+    scripts = [v for n, v in scan.options if n in ("-e", "--expression") and v is not None]
+    given = bool(names & {"-e", "--expression", "-f", "--file"})
+    if not given and scan.rest:
+        scripts.append(scan.rest[0])
+    found = [
+        Target(m.group(1).strip())
+        for script in scripts
+        for m in _SED_WRITE.finditer(script)
+        if m.group(1).strip() not in ("/dev/stdout", "/dev/stderr")
+    ]
+    if names & {"-i", "--in-place"}:
+        found.extend(Target(o) for o in (scan.rest if given else scan.rest[1:]))
+    return found
+
+
+def _find(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    found: list[Target] = []
+    roots: list[str] = []
+    for arg in args:
+        if arg.startswith(("-", "(", "!")) or arg == ",":
+            break
+        roots.append(arg)
+    for index, arg in enumerate(args):
+        if arg in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < len(args):
+            found.append(Target(args[index + 1]))
+        elif arg == "-delete":
+            found.extend(Target(root, tree=True) for root in roots or ["."])
+    return found
 
 
 def _split(default: str, prefix_options: Sequence[str], spec: OptionSpec) -> Writes:
@@ -669,6 +698,12 @@ TABLES: tuple[Table, ...] = (
         match=("tee .maia/settings.local.json", "tee -a log", "tee --app log"),
         not_match=("tee", "tee --help"),
     ),
+    Table(
+        ("find",),
+        writes=_find,
+        match=("find . -fprint .env", "find build -delete"),
+        not_match=("find . -name x",),
+    ),
     Table(("dd",), writes=_dd, match=("dd if=a of=.env",), not_match=("dd if=a",)),
     Table(
         ("sed", "gsed"),
@@ -695,7 +730,13 @@ TABLES: tuple[Table, ...] = (
             ]
         ),
         complete=True,
-        match=("sed -i s/a/b/ .env", "sed --in-pl s/a/b/ f", "sed -n -e p -i f"),
+        match=(
+            "sed -i s/a/b/ .env",
+            "sed --in-pl s/a/b/ f",
+            "sed -n -e p -i f",
+            "sed 'w .env' f",
+            "sed -e 's/a/b/w .env' f",
+        ),
         not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f"),
     ),
     Table(

@@ -184,6 +184,35 @@ ROWS: list[Row] = [
         ("perl",),
     ),
     Row("zip -TT 'rm -rf build' a.zip data.txt", {"allow": ["Bash"], "deny": DENY_RM}, Q, True, proof=None),
+    Row("sed -n 'w .env' data.txt", {"allow": ["Bash"], "deny": DENY_ENV}, D, proof=_says(".env", "apple")),
+    Row(
+        "sed 's/apple/pear/w .env' data.txt",
+        {"allow": ["Bash(sed *)"], "deny": DENY_ENV},
+        D,
+        proof=_says(".env", "pear"),
+    ),
+    Row(
+        "find . -maxdepth 1 -name data.txt -fprint .env",
+        {"allow": ["Bash"], "deny": DENY_ENV},
+        D,
+        proof=_says(".env", "data.txt"),
+    ),
+    Row("echo x > /dev/tcp/127.0.0.1/9", {"allow": ["Bash(echo *)", "Redirect"]}, Q, True, proof=None),
+    Row("env -C vendor/lib git status", {"allow": ["Bash(env *)", "Bash(git status *)"]}, Q, False, needs=("git",)),
+    Row(
+        "git -c include.path=~/evil.cfg status",
+        {"allow": ["Bash(git -c *)", "Bash(git status *)"]},
+        Q,
+        False,
+        needs=("git",),
+    ),
+    Row("git submodule foreach 'touch pwned'", {"allow": ["Bash(git submodule *)"]}, Q, False, proof=None),
+    Row(
+        "echo SECRET=2 >> notes.txt",
+        {"allow": ["Bash(echo *)", "Redirect"], "deny": DENY_ENV},
+        D,
+        proof=_says(".env", "SECRET=2"),
+    ),
     Row("echo ok", {"allow": ["Bash(echo *)"], "deny": DENY_RM}, A, proof=None),
 ]
 
@@ -204,6 +233,8 @@ def _setup(tmp: Path, proof: bool) -> None:
         f"#!/bin/sh\n{shutil.which('touch') or '/usr/bin/touch'} {tmp}/pwned\ncat >/dev/null\n"
     )
     (tmp / "payload.sh").chmod(0o755)
+    os.link(tmp / ".env", tmp / "notes.txt")  # another name of the secret, made earlier
+    (tmp / "home" / "evil.cfg").write_text(f"[core]\n\tfsmonitor = touch {tmp}/pwned; false\n")
     staging = tmp / "staging"
     (staging / ".maia").mkdir(parents=True)
     (staging / ".maia" / "settings.local.json").write_text('{"permissions":{"allow":["Bash"]}}')
@@ -289,13 +320,13 @@ def test_a_deny_word_names_the_word_and_the_rule(scratch: Path) -> None:
 def test_a_hard_link_is_the_file_a_read_deny_names(scratch: Path) -> None:
     _setup(scratch, proof=False)
     rules = {"allow": ["Read", "Grep", "Bash(ln *)"], "deny": ["Read(.env)"]}
-    assert explain("Bash", {"command": "ln .env notes.txt"}, rules, scratch).verdict.value == A
-    subprocess.run(["bash", "-c", "ln .env notes.txt"], cwd=scratch, check=True)
-    assert "SECRET" in (scratch / "notes.txt").read_text()  # bash made another name of the secret
-    assert explain("Read", {"path": "notes.txt"}, rules, scratch).verdict.value == D
+    assert explain("Bash", {"command": "ln .env copy.txt"}, rules, scratch).verdict.value == A
+    subprocess.run(["bash", "-c", "ln .env copy.txt"], cwd=scratch, check=True)
+    assert "SECRET" in (scratch / "copy.txt").read_text()  # bash made another name of the secret
+    assert explain("Read", {"path": "copy.txt"}, rules, scratch).verdict.value == D
     assert explain("Read", {"path": "data.txt"}, rules, scratch).verdict.value == A
     globbed = {"allow": ["Read"], "deny": ["Read(**/.env)"]}
-    assert explain("Read", {"path": "notes.txt"}, globbed, scratch).doubt
+    assert explain("Read", {"path": "copy.txt"}, globbed, scratch).doubt
 
 
 def test_write_of_a_folder_or_a_nul_path_is_not_allowed(scratch: Path) -> None:
