@@ -148,6 +148,8 @@ def _into(folder: str, sources: Sequence[str], launch: Path | None) -> list[Targ
     return [Target(_in(folder, name)) for source in sources for name in _basenames(source, launch)]
 
 
+# the long options of cp, mv, install and ln that name a file or a folder (prefixes are read as them)
+_COPY_LONG = frozenset({"--target-directory", "--no-target-directory", "--suffix", "--symbolic", "--backup"})
 _CP_SPEC = OptionSpec(
     short_value="tS",
     long_value=frozenset({"--target-directory", "--suffix"}),
@@ -639,7 +641,9 @@ TABLES: tuple[Table, ...] = (
                 "--rmt-command",
             }
         ),
-        long=frozenset({"--to-stdout", "--checkpoint"}),
+        long=frozenset(
+            {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
+        ),
         writes=_tar,
         match=("tar -xf a.tar", "tar xzf a.tgz", "tar --to-com=sh -xf a.tar", "tar -cf out.tar src"),
         not_match=("tar -tf a.tar", "tar -xOf a.tar f", "tar --to-stdout -xf a.tar"),
@@ -672,23 +676,32 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("cp",),
+        long=_COPY_LONG,
         writes=_copy_like(removes_sources=False),
-        match=("cp a .env", "cp -t out a b", "cp a b c/"),
+        match=("cp a .env", "cp -t out a b", "cp a b c/", "cp --target-d=out a"),
         not_match=("cp --help",),
     ),
     Table(
         ("mv",),
+        long=_COPY_LONG,
         writes=_copy_like(removes_sources=True),
         match=("mv .env x", "mv a b"),
         not_match=("mv --version",),
     ),
     Table(
         ("install",),
+        long=_COPY_LONG | {"--directory"},
         writes=_copy_like(removes_sources=False),
         match=("install -m 644 a .env", "install -d out"),
         not_match=("install --help",),
     ),
-    Table(("ln",), writes=_ln, match=("ln .env notes.txt", "ln -s ../x link", "ln -s /etc/passwd"), not_match=()),
+    Table(
+        ("ln",),
+        long=_COPY_LONG,
+        writes=_ln,
+        match=("ln .env notes.txt", "ln -s ../x link", "ln -s /etc/passwd"),
+        not_match=(),
+    ),
     Table(("link",), writes=_nth_operand(_PLAIN, 1), match=("link a b",), not_match=("link a",)),
     Table(
         ("tee",),
@@ -818,7 +831,19 @@ TABLES: tuple[Table, ...] = (
         not_match=(),
     ),
     Table(("unzip",), writes=_unzip, match=("unzip a.zip", "unzip a.zip -d out"), not_match=("unzip -l a.zip",)),
-    Table(("patch",), writes=_patch, match=("patch -p1", "patch f.txt", "patch -o out a"), not_match=("patch -o - a",)),
+    Table(
+        ("less", "more"),
+        dangerous=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
+        match=("less --log=x f", "less --lesskey-s=k f"),
+        not_match=("less -R f",),
+    ),
+    Table(
+        ("patch",),
+        long=frozenset({"--output", "--directory", "--input", "--dry-run"}),
+        writes=_patch,
+        match=("patch -p1", "patch f.txt", "patch -o out a"),
+        not_match=("patch -o - a",),
+    ),
     Table(
         ("rm", "unlink", "shred", "rmdir", "mkfifo", "mknod"),
         writes=_all_operands(OptionSpec(short_value="nsm", long_flags=None)),
@@ -863,6 +888,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("wget",),
+        long=frozenset({"--output-document", "--output-file", "--append-output", "--directory-prefix"}),
+        dangerous=frozenset({"--execute", "--use-askpass", "--post-file", "--body-file"}),
         writes=_wget,
         match=("wget https://x/y", "wget -O .env https://x"),
         not_match=("wget -O - https://x",),
