@@ -448,6 +448,16 @@ def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
     from maia.permissions.programs import git_subcommand
 
     sub, tail = git_subcommand(args)
+    outputs: list[Target] = []
+    for index, word in enumerate(tail):
+        if word == "--":
+            break
+        if word.startswith("--output="):
+            outputs.append(Target(word.split("=", 1)[1]))
+        elif (word == "--output" or (word == "-o" and sub in ("archive", "bundle"))) and index + 1 < len(tail):
+            outputs.append(Target(tail[index + 1]))
+    if outputs:
+        return outputs
     if sub == "config":
         return _git_config(tail)
     if sub in ("checkout", "restore"):
@@ -489,6 +499,32 @@ def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
 
 
 _PLAIN = OptionSpec(long_flags=None)
+
+
+def _zip_archive(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    _options, operands = _operands(args, OptionSpec(short_value="bnOtTx", long_flags=None))
+    if not operands:
+        return []
+    archive = operands[0]
+    return [Target(archive), Target(archive + ".zip")]
+
+
+def _unpack(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """cpio -i, ar x, 7z x/e, unrar x/e, jar x: files named by the archive."""
+    words = list(args)
+    first = words[0] if words else ""
+    if first in ("x", "e") or first.lstrip("-").startswith(("x", "i")) or "-i" in words or "--extract" in words:
+        folder = next((w[2:] for w in words if w.startswith("-o") and len(w) > 2), ".")
+        return [Target(folder, tree=True)]
+    if first.startswith(("r", "q", "a", "c", "u", "-c", "-o")) and len(words) > 1:
+        return [Target(words[1])]  # the archive made or changed
+    return []
+
+
+def _openssl(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    return [
+        Target(args[i + 1]) for i, w in enumerate(args[:-1]) if w in ("-out", "-keyout", "-certout", "-outform_file")
+    ]
 
 
 def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -616,8 +652,12 @@ TABLES: tuple[Table, ...] = (
         # real options that are also the start of a dangerous one
         long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
         writes=_git,
-        triggers=frozenset({"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch"}),
+        triggers=frozenset(
+            {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
+        ),
         match=(
+            "git log --output=.env -1",
+            "git archive -o .env HEAD",
             "git fetch --upload='touch x;:' .",
             "git log --out=.env -1",
             "git config core.pager cat",
@@ -658,8 +698,9 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("zip",),
         dangerous=frozenset({"--unzip-command", "--test"}),
-        match=("zip --unzip-command='sh -c x' -T a.zip f",),
-        not_match=("zip -r a.zip src",),
+        writes=_zip_archive,
+        match=("zip --unzip-command='sh -c x' -T a.zip f", "zip .env data.txt", "zip -r a.zip src"),
+        not_match=("zip",),
     ),
     Table(
         ("npm", "pnpm", "yarn"),
@@ -832,6 +873,21 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(("unzip",), writes=_unzip, match=("unzip a.zip", "unzip a.zip -d out"), not_match=("unzip -l a.zip",)),
     Table(
+        ("sponge",), writes=_nth_operand(OptionSpec(short_flags="a"), 0), match=("sponge .env",), not_match=("sponge",)
+    ),
+    Table(
+        ("cpio", "ar", "7z", "7za", "7zr", "unrar", "jar"),
+        writes=_unpack,
+        match=("cpio -id", "ar x lib.a", "7z x a.7z", "unrar x a.rar", "jar xf a.jar"),
+        not_match=("ar t lib.a", "7z l a.7z"),
+    ),
+    Table(
+        ("openssl",),
+        writes=_openssl,
+        match=("openssl enc -in a -out .env", "openssl genrsa -out key.pem"),
+        not_match=("openssl version",),
+    ),
+    Table(
         ("less", "more"),
         dangerous=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
         match=("less --log=x f", "less --lesskey-s=k f"),
@@ -928,6 +984,10 @@ def check_examples() -> list[str]:
     from maia.permissions.programs import dangers, inner_commands
 
     failures: list[str] = []
+    seen: set[str] = set()
+    for table in TABLES:
+        failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
+        seen.update(table.names)
     launch = Path("/nonexistent-maia-launch")
     for table in TABLES:
         for command in (*table.match, *table.not_match):
