@@ -249,13 +249,13 @@ def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decisio
                 info = os.stat(resolve_user_path(path, cwd))
             except (OSError, ValueError):
                 continue
-            rule = named.get((info.st_dev, info.st_ino))
-            if rule is not None:
+            hit = named.get((info.st_dev, info.st_ino))
+            if hit is not None:
                 return Decision(
                     verdict,
-                    rule.text,
+                    hit.text,
                     _("{path} is the same file as {denied}, which {family} rule {rule} covers").format(
-                        path=_show(path), denied=rule.pattern, family=verdict.value, rule=rule.text
+                        path=_show(path), denied=hit.pattern, family=verdict.value, rule=hit.text
                     ),
                 )
     return None

@@ -793,19 +793,19 @@ def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
     rest = scan.rest
     sub = rest[0] if rest else ""
     if sub == "submodule" and "foreach" in rest:
-        text = " ".join(rest[rest.index("foreach") + 1 :])
-        found.append(Opaque("git submodule foreach runs a command in every submodule", (text,)))
+        command = " ".join(rest[rest.index("foreach") + 1 :])
+        found.append(Opaque("git submodule foreach runs a command in every submodule", (command,)))
     elif sub == "bisect" and rest[1:2] == ["run"]:
         found.extend([Argv(tuple(rest[2:]), (), False), Opaque("git bisect run runs a command")] if rest[2:] else [])
     elif sub in ("rebase", "filter-branch", "filter-repo"):
         for index, word in enumerate(rest[1:], start=1):
-            value: str | None = None
+            given: str | None = None
             if word in ("-x", "--exec") or (sub != "rebase" and word.endswith("-filter")):
-                value = rest[index + 1] if index + 1 < len(rest) else ""
+                given = rest[index + 1] if index + 1 < len(rest) else ""
             elif word.startswith("--exec=") or word.startswith("-x"):
-                value = word.split("=", 1)[1] if "=" in word else word[2:]
-            if value is not None:
-                found.append(Opaque(f"git {sub} runs the command it is given", (value,)))
+                given = word.split("=", 1)[1] if "=" in word else word[2:]
+            if given is not None:
+                found.append(Opaque(f"git {sub} runs the command it is given", (given,)))
     if rest[:1] == ["difftool"] or rest[:1] == ["mergetool"]:
         tail = rest[1:]
         for index, word in enumerate(tail):
