@@ -138,7 +138,7 @@ def _is_folder(path: str, launch: Path | None) -> bool:
 def _basenames(source: str, launch: Path | None) -> list[str]:
     """The names ``source`` stands for: a glob is expanded the way bash will (files found now)."""
     base = source.rstrip("/").rpartition("/")[2] or source
-    if launch is None or not any(c in source for c in "*?["):
+    if launch is None or DYN in source or not any(c in source for c in "*?["):
         return [base]
     found = sorted(glob.glob(source, root_dir=str(launch)))[:200]
     return [f.rstrip("/").rpartition("/")[2] for f in found] or [base]
