@@ -357,3 +357,14 @@ def test_the_program_tables_hold_their_examples() -> None:
         assert tables.check_examples() == ["sort: 'sort -n x' should be found"]
     finally:
         tables.TABLES = saved
+
+
+async def test_grep_leaves_out_another_name_of_a_denied_file(scratch: Path) -> None:
+    from maia.contracts import ToolContext
+    from maia.tools.grep import GrepTool
+
+    _setup(scratch, proof=False)  # notes.txt is a hard link to .env
+    for rules in ({"allow": ["Grep"], "deny": ["Read(.env)"]}, {"allow": ["Grep"], "deny": ["Read(**/.env)"]}):
+        ctx = ToolContext(cwd=scratch, permissions=lambda name, value, r=rules: explain(name, value, r, scratch))
+        out = await GrepTool().execute({"pattern": "SECRET", "path": "."}, ctx)
+        assert "notes.txt" not in out and "left out" in out, out
