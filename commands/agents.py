@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from maia.i18n import _
+from maia.inert import inert, inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_agents
@@ -41,7 +42,7 @@ def list_agents(as_json: bool) -> None:
         click.echo(_("No sub-agent. Create one with `maia agents create NAME`."))
         return
     for line in agent_lines(loaded.agents):
-        click.echo(line)
+        click.echo(inert_line(line))  # names and descriptions come from files: never obeyed by the terminal
 
 
 @agents.command("show", context_settings=CONTEXT_SETTINGS)
@@ -76,9 +77,9 @@ def show_agent(name: str) -> None:
         if agent.permissions.get(family):
             rows.append((_("Rules ({family})").format(family=family), ", ".join(agent.permissions[family])))
     width = max(len(label) for label, _value in rows)
-    click.echo(agent.name)
+    click.echo(inert_line(agent.name))
     for label, value in rows:
-        click.echo(f"  {label:<{width}}  {value}")
+        click.echo(inert_line(f"  {label:<{width}}  {value}"))
     sections = [
         ("Instructions system", agent.instructions),
         ("Missions", agent.missions),
@@ -87,7 +88,7 @@ def show_agent(name: str) -> None:
     ]
     for title, text in sections:
         if text:
-            click.echo(f"\n# {title}\n{text}")
+            click.echo(inert(f"\n# {title}\n{text}"))
 
 
 @agents.command("create", context_settings=CONTEXT_SETTINGS)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from maia.i18n import _, ngettext
+from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_mcp_servers
@@ -75,10 +76,12 @@ def list_servers(as_json: bool) -> None:
         else:
             badge = click.style(f"{_('off'):<7}", fg="yellow", bold=True)
         origin = "" if server.origin == "user" else _(" (project)")
-        click.echo(f"{server.name:<{width}}  {badge}  {server.transport:<5}  {server.target}{origin}")
-        click.echo(" " * (width + 2) + click.style(selection.reason, dim=True))
+        # names, targets and descriptions come from settings files: never obeyed by the terminal
+        name, target = inert_line(server.name), inert_line(server.target)
+        click.echo(f"{name:<{width}}  {badge}  {server.transport:<5}  {target}{origin}")
+        click.echo(" " * (width + 2) + click.style(inert_line(selection.reason), dim=True))
         if server.description:
-            click.echo(" " * (width + 2) + click.style(server.description, dim=True))
+            click.echo(" " * (width + 2) + click.style(inert_line(server.description), dim=True))
 
 
 @mcp.command("test", context_settings=CONTEXT_SETTINGS, short_help=_("Connect and list tools, with timings."))
@@ -142,12 +145,12 @@ async def _probe_all(servers: list[Any], env: Env, plan: Plan) -> list[ProbeOutc
 
 def _show(transport: str, target: str, outcome: ProbeOutcome) -> bool:
     status = outcome.status
-    click.echo(f"{click.style(status.name, bold=True)} ({transport}, {target})")
+    click.echo(f"{click.style(inert_line(status.name), bold=True)} ({transport}, {inert_line(target)})")
     for message in outcome.warnings:
         warn(message)
     if status.state != "ok":
         after = _("after {seconds:.2f} s").format(seconds=outcome.seconds)
-        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {status.cause} ({after})")
+        click.echo("  " + click.style("FAIL", fg="red", bold=True) + f"  {inert_line(status.cause or '')} ({after})")
         return True
     server = " ".join(filter(None, [status.server_name]))
     details = _("connected in {connect:.2f} s (protocol {protocol}{server}), {tools} listed in {list:.2f} s").format(
@@ -164,9 +167,9 @@ def _show(transport: str, target: str, outcome: ProbeOutcome) -> bool:
         details += ", " + ngettext("{count} resource", "{count} resources", status.resources).format(
             count=status.resources
         )
-    click.echo("  " + click.style("OK", fg="green", bold=True) + f"  {details}")
+    click.echo("  " + click.style("OK", fg="green", bold=True) + f"  {inert_line(details)}")  # the server's words
     if outcome.tools:
-        click.echo("  " + click.style(", ".join(outcome.tools), dim=True))
+        click.echo("  " + click.style(inert_line(", ".join(outcome.tools)), dim=True))
     return False
 
 

@@ -6,6 +6,7 @@ import click
 
 from maia.errors import ConfigError, ProviderError
 from maia.i18n import _
+from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .setup import environment, settings_for, warn
@@ -56,6 +57,6 @@ def models(as_json: bool) -> None:
     for m in found:
         mark = "●" if m.name == current else " "
         size = _("{tokens} tokens of context").format(tokens=f"{m.max_input_tokens:,}") if m.max_input_tokens else ""
-        click.echo(f"{mark} {m.name:<{width}}  {size}".rstrip())
+        click.echo(inert_line(f"{mark} {m.name:<{width}}  {size}".rstrip()))  # the server's names
     if current and current not in {m.name for m in found}:
         warn(_('the configured model "{model}" is not offered by this server.').format(model=current))

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from maia.i18n import _
+from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .setup import environment, warn
@@ -54,15 +55,15 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
             source.scope, source.scope
         )
         state = "" if source.exists else _(" (no file)")
-        click.echo(_("{label}: {path}{state}").format(label=label, path=source.path, state=state))
+        click.echo(inert_line(_("{label}: {path}{state}").format(label=label, path=source.path, state=state)))
         for family, colour in (("allow", "green"), ("ask", "yellow"), ("deny", "red")):
             rules = source.ruleset.family(family)
             for index, rule in enumerate(rules):
                 badge = click.style(f"{family.upper():<5}", fg=colour, bold=True) if index == 0 else " " * 5
-                click.echo(f"  {badge}  {rule.text}")
+                click.echo(f"  {badge}  {inert_line(rule.text)}")  # a rule's text comes from a file
         if source.ruleset.inert:
             badge = click.style("INERT", bold=True)
-            click.echo(f"  {badge}  {', '.join(sorted(source.ruleset.inert))}")
+            click.echo(f"  {badge}  {inert_line(', '.join(sorted(source.ruleset.inert)))}")
 
 
 def _tool_input(tool: str, text: str) -> dict[str, Any]:
@@ -128,5 +129,6 @@ def check(ctx: click.Context, tool: str, tool_input: str, as_json: bool) -> None
         )
     else:
         colour = {"allow": "green", "ask": "yellow", "deny": "red"}[decision.verdict.value]
-        click.echo(click.style(decision.verdict.value.upper(), fg=colour, bold=True) + f"  {decision.reason}")
+        badge = click.style(decision.verdict.value.upper(), fg=colour, bold=True)
+        click.echo(badge + f"  {inert_line(decision.reason)}")
     ctx.exit(_EXIT[decision.verdict.value])

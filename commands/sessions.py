@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from maia.i18n import _
+from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_sessions
@@ -78,7 +79,7 @@ def list_sessions(as_json: bool) -> None:
     width = max(len(i.name) for i in infos)
     for info in infos:
         if info.error:
-            click.echo(f"{info.name:<{width}}  " + _("unreadable: {error}").format(error=info.error))
+            click.echo(inert_line(f"{info.name:<{width}}  " + _("unreadable: {error}").format(error=info.error)))
             continue
         marks = []
         if info.agent:
@@ -93,7 +94,7 @@ def list_sessions(as_json: bool) -> None:
         line = f"{info.name:<{width}}  {updated:<19}  {info.messages:>4} msg  {_size(info.size):>8}  {info.model}"
         if marks:
             line += f"  ({', '.join(marks)})"
-        click.echo(line.rstrip())
+        click.echo(inert_line(line.rstrip()))  # a session file's model name and agent are untrusted
 
 
 @sessions.command(context_settings=CONTEXT_SETTINGS)

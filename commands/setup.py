@@ -30,7 +30,10 @@ def environment() -> Env:
 
 def warn(message: str) -> None:
     """Print a warning on stderr."""
-    click.echo(_("Warning: {message}").format(message=message), err=True)
+    from maia.inert import inert
+
+    # a warning quotes files' text (a malformed rule, an agent's header): never obeyed by the terminal
+    click.echo(inert(_("Warning: {message}").format(message=message)), err=True)
 
 
 def settings_for(env: Env) -> Settings:

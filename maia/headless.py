@@ -69,7 +69,10 @@ def headless_permissions(
 class HeadlessUI:
     """AgentUI for scripts: JSON events on stdout (stream-json) or progress on stderr (text, json)."""
 
+    interactive = False  # no person answers: questions are refused, or answered by --yes (sub-agents)
+
     def __init__(self, output: OutputFormat, stdout: TextIO, stderr: TextIO, *, verbose: bool = True) -> None:
+        self.yes = False  # maia ask --yes: plain questions (never doubts) are answered yes
         self.output = output
         self.stdout = stdout
         self.stderr = stderr
@@ -318,6 +321,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     # (a third of a short run); a long continued one is counted exactly (compaction depends on it)
     exact = [False]
     counter = TokenCounter(ready=lambda: exact[0] or tokens.ready())
+    ui.yes = options.yes  # sub-agents' plain questions reach this UI: --yes answers them too
     app = Application(
         AppOptions(
             launch=options.launch,

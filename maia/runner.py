@@ -197,7 +197,10 @@ class ToolRunner:
                 prepared.display = _("Not run: you stopped the iteration.")
                 return prepared, True
             if answer != "yes":
-                prepared.result = ToolResultBlock(call.id, USER_REFUSED, True)
+                # a sub-agent in a non-interactive run: nobody refused, nobody could answer; say so
+                refusal = getattr(self.ui, "refusal", None)
+                text = refusal if isinstance(refusal, str) and refusal else USER_REFUSED
+                prepared.result = ToolResultBlock(call.id, text, True)
                 prepared.display = _("Refused.")
                 return prepared, False
         return prepared, False

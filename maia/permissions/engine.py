@@ -13,13 +13,17 @@ address) or simply from no rule covering the call.
 from __future__ import annotations
 
 import functools
+import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maia.globs import has_magic
 from maia.i18n import _
-from maia.permissions import programs
+from maia.paths import resolve_user_path
+from maia.permissions import programs, tables
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect
 from maia.permissions.paths import ProtectedAreas, locations, names_area, path_matches, protected
@@ -166,6 +170,8 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
         names = frozenset({tool_name})
     watched = names | {"Read"} if subject.access == "search" else names
     path = subject.path if isinstance(subject.path, str) and subject.path.strip() else None
+    if path is not None and "\x00" in path:
+        return Decision(Verdict.DENY, None, _("the path holds a NUL character: no file has such a name"))
 
     def matches(rule: Rule, *, for_allow: bool) -> bool:
         if rule.pattern is None:
@@ -176,7 +182,26 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
         for rule in ruleset.family(verdict.value):
             if rule.tool in watched and matches(rule, for_allow=False):
                 return _matched(verdict, rule)
+    if path is not None and "Read" in watched:
+        same = _same_file_as_denied(path, ruleset, cwd)
+        if same is not None:
+            return same
+    if path is not None and subject.access == "write":
+        same = _hard_link_hit([path], ruleset, cwd)
+        if same is not None:
+            return same
+    if path is not None and through_proc(str(resolve_user_path(path, cwd))):
+        return Decision(
+            Verdict.ASK,
+            None,
+            _("{path} goes through /proc or /dev/fd (what it names depends on the process): ask").format(path=path),
+            doubt=True,
+        )
     allowing = [r for r in ruleset.allow if r.tool in names]
+    if subject.access == "write" and path is not None and os.path.isdir(resolve_user_path(path, cwd)):
+        return Decision(
+            Verdict.ASK, None, _("{path} is a folder, not a file to write: ask").format(path=path), doubt=True
+        )
     if subject.access == "write" and path is not None:
         area = protected(path, cwd)
         if area is not None:
@@ -197,11 +222,95 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
     return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
 
 
+def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decision | None:
+    """A file written under another name (a hard link made earlier) is the file a Write deny or ask
+    rule names: judged by device and inode."""
+    for verdict in (Verdict.DENY, Verdict.ASK):
+        rules = [
+            r
+            for r in ruleset.family(verdict.value)
+            if r.tool in _WRITE_RULES and r.pattern is not None and not has_magic(r.pattern)
+        ]
+        if not rules:
+            continue
+        named: dict[tuple[int, int], Rule] = {}
+        for rule in rules:
+            try:
+                info = os.stat(resolve_user_path(str(rule.pattern), cwd))
+            except (OSError, ValueError):
+                continue
+            named.setdefault((info.st_dev, info.st_ino), rule)
+        if not named:
+            continue
+        for path in paths:
+            if DYN in path:
+                continue
+            try:
+                info = os.stat(resolve_user_path(path, cwd))
+            except (OSError, ValueError):
+                continue
+            hit = named.get((info.st_dev, info.st_ino))
+            if hit is not None:
+                return Decision(
+                    verdict,
+                    hit.text,
+                    _("{path} is the same file as {denied}, which {family} rule {rule} covers").format(
+                        path=_show(path), denied=hit.pattern, family=verdict.value, rule=hit.text
+                    ),
+                )
+    return None
+
+
+def _same_file_as_denied(path: str, ruleset: RuleSet, cwd: Path) -> Decision | None:
+    """A file that is the same file (device and inode) as one a Read deny names is denied: a hard
+    link (``ln .env notes.txt``) is the file itself."""
+    target = resolve_user_path(path, cwd)
+    try:
+        info = os.stat(target)
+    except (OSError, ValueError):
+        return None
+    for rule in ruleset.deny:
+        if rule.tool != "Read" or rule.pattern is None:
+            continue
+        if has_magic(rule.pattern):
+            if info.st_nlink > 1 and not os.path.isdir(target):
+                # another name of this file may be the one the rule names: cannot be told apart
+                return Decision(
+                    Verdict.ASK,
+                    None,
+                    _("{path} has other names (hard links) and deny rule {rule} may name one of them: ask").format(
+                        path=path, rule=rule.text
+                    ),
+                    doubt=True,
+                )
+            continue
+        try:
+            denied = os.stat(resolve_user_path(rule.pattern, cwd))
+        except (OSError, ValueError):
+            continue
+        if (denied.st_dev, denied.st_ino) == (info.st_dev, info.st_ino):
+            return Decision(
+                Verdict.DENY,
+                rule.text,
+                _("{path} is the same file as {denied}, which deny rule {rule} covers").format(
+                    path=path, denied=rule.pattern, rule=rule.text
+                ),
+            )
+    return None
+
+
 # --- web ------------------------------------------------------------------------------------------
 
 
 def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
-    from maia.permissions.web import domain_matches, host_of, names_host
+    from maia.permissions.web import (
+        domain_matches,
+        host_of,
+        judged_addresses,
+        names_host,
+        resolve,
+        special_address,
+    )
 
     url = subject.url
     host = host_of(url) if isinstance(url, str) else None
@@ -221,7 +330,14 @@ def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
         for rule in ruleset.family(verdict.value):
             if matches(rule):
                 return _matched(verdict, rule)
-    if host is not None and host.special:
+    local: str | None = host.name if host is not None and host.special else None
+    if host is not None and local is None and host.address is None:
+        # a name is judged by every address it resolves to (the fetch connects to these very ones)
+        addresses = judged_addresses(host.name)
+        if addresses is None:
+            addresses = resolve(host.name, host.port)
+        local = next((f"{host.name} ({a})" for a in addresses if special_address(a)), None)
+    if host is not None and local is not None:
         for rule in ruleset.allow:
             if (
                 matches(rule)
@@ -233,7 +349,7 @@ def _url(tool_name: str, subject: UrlSubject, ruleset: RuleSet) -> Decision:
         return Decision(
             Verdict.ASK,
             None,
-            _("{host} is a local or private address: ask unless a rule names it").format(host=host.name),
+            _("{host} is a local or private address: ask unless a rule names it").format(host=local),
             doubt=True,
         )
     for rule in ruleset.allow:
@@ -429,6 +545,8 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
     found = _deny_or_ask(command, parts, redirects, ruleset, cwd, found_at) if watching else None
     if found is None and plain is not None and plain.inputs:
         found = _inputs_deny_or_ask(plain.inputs, ruleset, cwd)
+    if found is None and ruleset.deny:
+        found = _deny_words(command, ruleset)
     if found is not None:
         return found
     if plain is None:
@@ -455,6 +573,7 @@ def _deny_or_ask(
         found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = {}
     whole = " ".join(command.split())
+    writes = _writes(keys.values(), cwd)
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
         index = _Index.of(r for r in family if r.tool == "Bash")
@@ -479,6 +598,21 @@ def _deny_or_ask(
                     rule.text,
                     _("{family} rule {rule} matches the whole command").format(family=verdict.value, rule=rule.text),
                 )
+        for rule in (r for r in family if r.tool in _WRITE_RULES):
+            for part, target in writes:
+                if target.tree or DYN in target.path:
+                    continue
+                if rule.pattern is None or path_matches(rule.pattern, target.path, cwd, for_allow=False):
+                    return Decision(
+                        verdict,
+                        rule.text,
+                        _("{family} rule {rule} matches {target}, which `{part}` writes").format(
+                            family=verdict.value,
+                            rule=rule.text,
+                            target=_show(target.path),
+                            part=_show(_text(part.words)),
+                        ),
+                    )
         for rule in _redirect_rules(family):
             for redirect in file_redirects:
                 where = None
@@ -499,6 +633,116 @@ def _deny_or_ask(
                             family=verdict.value, rule=rule.text, target=_show(redirect.target)
                         ),
                     )
+    linked = _hard_link_hit(
+        [*(t.path for _p, t in writes if not t.tree), *(r.target for r in file_redirects)], ruleset, cwd
+    )
+    if linked is not None:
+        return linked
+    if any(r.tool in _WRITE_RULES or r.tool == "Redirect" for r in (*ruleset.deny, *ruleset.ask)):
+        # a file whose name is unknown, or reached through another process's view, could be any file
+        for part, target in writes:
+            if target.tree or DYN in target.path or through_proc(target.path):
+                return _ask(
+                    _("`{part}` writes {target}, which a Write rule might cover but cannot be checked: ask").format(
+                        part=_show(_text(part.words)), target=_show(target.path + ("/…" if target.tree else ""))
+                    ),
+                    doubt=True,
+                )
+        for redirect in file_redirects:
+            if through_proc(redirect.target):
+                return _ask(
+                    _("the redirection to {target} goes through /proc or /dev/fd: ask").format(
+                        target=_show(redirect.target)
+                    ),
+                    doubt=True,
+                )
+    return None
+
+
+_PROC = ("/proc/", "/dev/fd/", "/dev/tcp/", "/dev/udp/")
+
+
+def through_proc(path: str) -> bool:
+    """A path through /proc/self, /proc/thread-self, /proc/PID or /dev/fd: what it names depends on the
+    process that opens it (its folder, its descriptors), not on MAIA's."""
+    if "proc" not in path and "fd" not in path and "/dev/" not in path:
+        return False
+    normal = os.path.normpath(path) + "/"
+    return normal.startswith(_PROC) or normal in ("/proc/", "/dev/fd/")
+
+
+def _writes(parts: Iterable[Part], cwd: Path) -> list[tuple[Part, tables.Target]]:
+    """The files the parts write through their operands and options (cp's destination, tee's files…)."""
+    found: list[tuple[Part, tables.Target]] = []
+    by_name = tables.BY_NAME
+    known: dict[tuple[str, ...], list[tables.Target]] = {}  # many parts repeat the same words
+    for part in parts:
+        if part.opaque or not part.words:
+            continue
+        table = by_name.get(programs.program_name(part.words[0]))
+        if table is None or table.writes is None:
+            continue
+        targets = known.get(part.words)
+        if targets is None:
+            targets = known[part.words] = tables.written(part.words, cwd)
+        found.extend((part, target) for target in targets)
+    return found
+
+
+_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether ``word`` appears in ``text`` with no letter, digit, ``_``, ``.`` or ``-`` glued to it."""
+    at = text.find(word)
+    size = len(word)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + size] if at + size < len(text) else " "
+        if before not in _WORD_CHARACTERS and after not in _WORD_CHARACTERS:
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+_PROGRAM_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def _deny_words(command: str, ruleset: RuleSet) -> Decision | None:
+    """A deny rule naming a program reads the whole text: the name as a word anywhere (an awk or
+    python script, a quoted string, a git alias) asks, from doubt."""
+    bare = None
+    for rule in ruleset.deny:
+        if rule.tool != "Bash" or rule.pattern is None:
+            continue
+        literal: list[str] = []
+        for word in _rule_words(rule.pattern):
+            if word.endswith(":*") and "*" not in word[:-2]:
+                literal.append(word[:-2])  # Claude Code's `rm:*`
+            if "*" in word:
+                break
+            literal.append(word)
+        if not literal:
+            continue
+        literal[0] = programs.program_name(literal[0])
+        if not _PROGRAM_WORD.fullmatch(literal[0]):
+            continue
+        if bare is None:
+            # r''m, "r"m, \rm: the word as quotes and backslashes are removed
+            bare = (
+                command.replace("'", "").replace('"', "").replace("\\", "")
+                if "'" in command or '"' in command or "\\" in command
+                else command
+            )
+        if literal[0] not in command and literal[0] not in bare:
+            continue
+        if all(_has_word(command, w) or _has_word(bare, w) for w in literal if w):
+            return _ask(
+                _("the command contains the word `{word}`, which deny rule {rule} names: ask").format(
+                    word=" ".join(literal), rule=rule.text
+                ),
+                doubt=True,
+            )
     return None
 
 
@@ -579,6 +823,14 @@ def _bash_allow(
                 _("the program of `{part}` is only known when it runs: ask").format(part=_show(_text(part.words))),
                 doubt=watching,
             )
+        if any(c.isspace() for c in part.program):
+            # 'git status' quoted is one word: a program of that name, which no rule's words can name
+            return _ask(
+                _("the program `{program}` has a blank in its name: no rule covers it, ask").format(
+                    program=_show(part.program)
+                ),
+                doubt=watching,
+            )
         texts = allow_forms(part, cwd)
         rule = index.first(texts)
         if rule is None:
@@ -612,7 +864,19 @@ def _bash_allow(
     if found_at is None:
         found_at = {}
     areas = ProtectedAreas(cwd)  # read once for this decision
+    written = _writes(plain.parts, cwd)
+    if written:
+        refused = _writes_allowed(plain, written, allowing, areas, cwd, watching, folders, used)
+        if refused is not None:
+            return refused
     for redirect in _file_redirects(plain.redirects):
+        if through_proc(redirect.target):
+            return _ask(
+                _("the redirection to {target} goes through /proc or /dev/fd: ask").format(
+                    target=_show(redirect.target)
+                ),
+                doubt=True,
+            )
         if not redirect.certain:
             return _ask(
                 _("the redirection to {target} is uncertain ({why}): ask").format(
@@ -643,6 +907,120 @@ def _bash_allow(
     return Decision(
         Verdict.ALLOW, ", ".join(used), _("allowed: every part is covered by {rules}").format(rules=", ".join(used))
     )
+
+
+_GLOB = re.compile(r"[*?\[\]{}$`]")
+
+
+def _writes_allowed(
+    plain: PlainScript,
+    written: list[tuple[Part, tables.Target]],
+    allowing: list[Rule],
+    areas: ProtectedAreas,
+    cwd: Path,
+    watching: bool,
+    folders: dict[str, str],
+    used: list[str],
+) -> Decision | None:
+    """A file a covered part writes is judged like a redirection's target: it must not be protected,
+    and outside the launch folder a Redirect or Write rule must allow it."""
+    moved_at = min((p.position for p in plain.parts if programs.changes_folder(p)), default=None)
+    links_at = min((p.position for p in plain.parts if _makes_links(p)), default=None)
+    for part, target in written:
+        path = target.path
+        shown = _show(_text(part.words))
+        if target.tree and not _tree_allowed(path, cwd, areas, moved_at is not None and moved_at < part.position):
+            return _ask(
+                _("`{part}` writes files whose names are only known when it runs (in {target}): ask").format(
+                    part=shown, target=_show(path)
+                ),
+                doubt=watching,
+            )
+        if target.tree:
+            continue
+        if DYN in path or _GLOB.search(path) or "\x00" in path:
+            return _ask(
+                _("`{part}` writes {target}, only known when it runs: ask").format(part=shown, target=_show(path)),
+                doubt=watching,
+            )
+        if through_proc(path):
+            return _ask(
+                _("`{part}` writes {target}, through /proc or /dev/fd: ask").format(part=shown, target=_show(path)),
+                doubt=True,
+            )
+        if path in _NOT_FILES:
+            continue
+        relative = not path.startswith(("/", "~"))
+        if (moved_at is not None and relative and moved_at < part.position) or (
+            links_at is not None and links_at < part.position
+        ):
+            return _ask(
+                _("`{part}` writes {target} after a folder change or new links: where is uncertain, ask").format(
+                    part=shown, target=_show(path)
+                ),
+                doubt=watching,
+            )
+        where = locations(path, cwd, folders)
+        area = areas.reached(*where)
+        candidates = [r for r in allowing if r.tool in _WRITE_RULES or r.tool == "Redirect"]
+        candidates = [
+            r
+            for r in candidates
+            if r.pattern is None or path_matches(r.pattern, path, cwd, for_allow=True, where=where)
+        ]
+        if area is not None:
+            if not [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]:
+                return _ask(
+                    _(
+                        "`{part}` writes {target}, which is protected (MAIA's settings, git's configuration, "
+                        "project instructions): ask"
+                    ).format(part=shown, target=_show(path)),
+                    doubt=True,
+                )
+            continue
+        if not programs.inside(path, cwd):
+            if not candidates:
+                return _ask(
+                    _("`{part}` writes {target}, outside the launch folder, and no Write rule allows it: ask").format(
+                        part=shown, target=_show(path)
+                    ),
+                    doubt=False,
+                )
+            if candidates[0].text not in used:
+                used.append(candidates[0].text)
+    return None
+
+
+def _tree_allowed(folder: str, cwd: Path, areas: ProtectedAreas, moved: bool) -> bool:
+    """Whether files of unknown names written below ``folder`` (an archive unpacked, a tree copied)
+    stay clear of every protected path: a folder inside the launch folder (not the launch folder
+    itself, where .maia/ and .git/ live) holding no git directory and inside no protected area."""
+    if moved or DYN in folder or _GLOB.search(folder) or not programs.inside(folder, cwd):
+        return False
+    lexical, real = locations(folder, cwd)
+    if real.rstrip("/") == os.path.realpath(cwd).rstrip("/") or areas.reached(lexical, real + "/x") is not None:
+        return False
+    if not os.path.isdir(real):
+        return True  # made by the command: empty
+    seen = 0
+    for root, folders, files in os.walk(real):
+        seen += len(folders) + len(files)
+        if seen > 5000 or ".git" in folders or ".git" in files or programs.is_git_dir(root):
+            return False
+    return True
+
+
+def _makes_links(part: Part) -> bool:
+    """A part that creates symbolic links (ln -s, cp -s…) or unpacks files that may be links."""
+    name = programs.program_name(part.program)
+    if name in ("ln", "link"):
+        return True
+    if name in ("cp", "mv", "install"):
+        return any(
+            w in ("-s", "--symbolic-link") or (w.startswith("-") and not w.startswith("--") and "s" in w)
+            for w in part.words[1:]
+        )
+    return name in ("tar", "gtar", "bsdtar", "unzip", "cpio", "rsync", "7z", "patch")
 
 
 def parts_of(command: str) -> list[str]:

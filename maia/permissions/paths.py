@@ -18,6 +18,8 @@ from maia.paths import maia_home, normalise_user_path
 from maia.permissions.match import path_glob
 
 CONTEXT_FILES = ("MAIA.md", "AGENTS.md", "CLAUDE.md")
+# what tells MAIA (and other agents) which servers to start and which agents to run
+CONFIG_NAMES = (".mcp.json", ".agents")
 
 
 @functools.lru_cache(maxsize=64)
@@ -120,10 +122,12 @@ class ProtectedAreas:
     """The protected areas of a launch folder, for many targets of one decision: MAIA_HOME and HOME
     are read once, when it is made (so make one per decision, never keep it)."""
 
-    __slots__ = ("_fold", "_sides")
+    __slots__ = ("_base", "_fold", "_git_dirs", "_sides")
 
     def __init__(self, cwd: Path) -> None:
         lexical_base, real_base = _bases(str(cwd))
+        self._base = real_base
+        self._git_dirs: dict[str, bool] = {}
         self._fold = case_insensitive(real_base)
         home = _home(os.environ.get("MAIA_HOME", ""), os.environ.get("HOME", ""))
         # per side (as written, links resolved): the areas, and what a path inside one starts with
@@ -145,6 +149,24 @@ class ProtectedAreas:
                 parts = path.casefold().split("/") if fold else path.split("/")
                 if ".git" in parts:
                     return path[: path.casefold().find("/.git") + 5] if fold else path[: path.find("/.git") + 5]
+        return self._git_dir_around(real)
+
+    def _git_dir_around(self, real: str) -> str | None:
+        """A git directory not named .git (a bare repository shipped inside the project) that holds
+        ``real``: a folder between it and the launch folder with HEAD, objects/ and refs/."""
+        base = self._base.rstrip("/") + "/"
+        folder = os.path.dirname(real)  # the folders holding the file: most share theirs (one look each)
+        while folder.startswith(base):
+            known = self._git_dirs.get(folder)
+            if known is None:
+                known = self._git_dirs[folder] = (
+                    os.path.isfile(os.path.join(folder, "HEAD"))
+                    and os.path.isdir(os.path.join(folder, "objects"))
+                    and os.path.isdir(os.path.join(folder, "refs"))
+                )
+            if known:
+                return folder
+            folder = os.path.dirname(folder)
         return None
 
 
@@ -161,6 +183,7 @@ def _areas(base: str, home: str) -> tuple[str, ...]:
         os.path.normpath(home),
         _real(home),
         *(os.path.join(base, name) for name in CONTEXT_FILES),
+        *(os.path.join(base, name) for name in CONFIG_NAMES),
     )
 
 

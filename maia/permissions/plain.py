@@ -529,7 +529,7 @@ def parse_plain(
     for command in reader.commands:
         for assignment in command.assignments:
             name = assignment.split("=", 1)[0].rstrip("+")
-            if name not in inert_names or programs.dangerous_variable(name):
+            if not programs.inert_variable(name, inert_names):
                 raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
         if not command.words and command.assignments:
             raise NotPlain("an assignment statement")
@@ -572,7 +572,7 @@ def parse_plain(
             if isinstance(inner, Argv):
                 for assignment in inner.assignments:
                     name = assignment.split("=", 1)[0]
-                    if name not in inert_names or programs.dangerous_variable(name):
+                    if not programs.inert_variable(name, inert_names):
                         raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
                 if not inner.certain:
                     continue  # only an Opaque entry follows; deny rules read these through tree-sitter
@@ -646,7 +646,9 @@ def _folder_after(part: Part, here: Path | None, launch: Path | None) -> Path | 
     from maia.paths import resolve_user_path
 
     folder = resolve_user_path(target, here)
-    return folder if programs.inside(str(folder), launch) else None
+    # another repository inside the launch folder is another program's configuration (git hooks…)
+    inside = programs.inside(str(folder), launch) and not programs.other_repository(str(folder), launch)
+    return folder if inside else None
 
 
 def _opaque(part: Part, why: str) -> Part:

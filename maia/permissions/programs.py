@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
 
@@ -148,7 +149,7 @@ _DANGEROUS_EXACT = frozenset(
         "MAVEN_OPTS",
     }
 )
-_DANGEROUS_PREFIXES = (
+_DANGEROUS_PREFIXES: tuple[str, ...] = (
     "LD_",
     "DYLD_",
     "BASH",
@@ -198,10 +199,100 @@ _DANGEROUS_PREFIXES = (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# read by programs as extra options or commands: GZIP, BZIP2, ZIPOPT, TAR_OPTIONS, XZ_OPT, MANOPT…
+_DANGEROUS_EXACT |= frozenset(
+    {
+        "GZIP",
+        "BZIP",
+        "BZIP2",
+        "ZIP",
+        "UNZIP",
+        "ZIPOPT",
+        "UNZIPOPT",
+        "XZ_DEFAULTS",
+        "ZSTD_NBTHREADS",
+        "LZOP",
+        "GREP_OPTIONS",
+        "GREP_COLOR",
+        "SYSTEMD_PAGER",
+        "SYSTEMD_EDITOR",
+        "SUDO_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_ASKPASS",
+        "VIMINIT",
+        "EXINIT",
+        "GVIMINIT",
+        "MYVIMRC",
+        "EMACSLOADPATH",
+        "RES_OPTIONS",
+        "LOCALDOMAIN",
+        "SHELL",
+        "TEXINPUTS",
+        "MAIL",
+        "MAILPATH",
+        "MAILCHECK",
+        "HISTCONTROL",
+        "TMOUT",
+        "PROMPT_DIRTRIM",
+        "FCEDIT",
+        "LUA_INIT",
+        "TCLLIBPATH",
+        "R_PROFILE",
+        "R_PROFILE_USER",
+        "R_ENVIRON",
+        "PHPRC",
+        "PHP_INI_SCAN_DIR",
+        "CLASSPATH",
+        "ERL_FLAGS",
+        "ERL_AFLAGS",
+        "ERL_ZFLAGS",
+        "OPENSSL_CONF",
+        "NODE_EXTRA_CA_CERTS",
+        "BROWSER",
+        "DISPLAY",
+        "XAUTHORITY",
+    }
+)
+_DANGEROUS_PREFIXES += (
+    "PYTHON",
+    "PERL",
+    "NODE_",
+    "JAVA_",
+    "JDK_",
+    "_JAVA",
+    "LESS",
+    "LUA_",
+    "TCL",
+    "TK_",
+    "GCONV",
+    "MAN",
+    "GROFF",
+    "NIX_",
+    "EMACS",
+    "VIM",
+    "GDB",
+    "DBUS_",
+    "SYSTEMD_",
+    "PROMPT",
+    "HIST",
+    "COMP_",
+    "READLINE",
+    "TERM",
+)
+# …and any name ending like an options variable (TAR_OPTIONS, XZ_OPT, MAVEN_OPTS, RUSTFLAGS…)
+_DANGEROUS_SUFFIXES = ("OPTIONS", "OPT", "OPTS", "FLAGS", "_CMD", "_COMMAND", "_PROGRAM", "_PATH", "_HOME", "_CONFIG")
+
+
 def dangerous_variable(name: str) -> bool:
     """Whether a variable can change what a command runs (never accepted as inert)."""
     upper = name.upper()
-    return upper in _DANGEROUS_EXACT or upper.startswith(_DANGEROUS_PREFIXES)
+    return upper in _DANGEROUS_EXACT or upper.startswith(_DANGEROUS_PREFIXES) or upper.endswith(_DANGEROUS_SUFFIXES)
+
+
+def inert_variable(name: str, inert: frozenset[str]) -> bool:
+    """Whether a ``NAME=value`` prefix is inert: MAIA's own list, or a declared name that cannot
+    change what runs."""
+    return name in DEFAULT_INERT or (name in inert and not dangerous_variable(name))
 
 
 def valid_variable_name(name: str) -> bool:
@@ -362,11 +453,9 @@ _WRAPPERS: dict[str, _Wrapper] = {
             long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
         )
     ),
-    "ltrace": _Wrapper(
-        OptionSpec(short_value="aAeFlLnopsuwxD", short_flags="bcCfhirStTV", long_value=frozenset({"--output"}))
+    "setarch": _Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
     ),
-    "valgrind": _Wrapper(OptionSpec(short_flags="hqv", long_flags=None)),
-    "setarch": _Wrapper(OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell"),
     "unshare": _Wrapper(
         OptionSpec(
             short_value="wRSG",
@@ -422,6 +511,42 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "pkexec": _Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
 }
 
+# setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
+for _alias in [
+    "linux32",
+    "linux64",
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "uname26",
+    "ppc",
+    "ppc32",
+    "ppc64",
+    "ppc64le",
+    "sparc",
+    "sparc32",
+    "sparc64",
+    "s390",
+    "s390x",
+    "mips",
+    "mips32",
+    "mips64",
+    "parisc",
+    "parisc32",
+    "parisc64",
+    "ia64",
+    "arm",
+    "armv7l",
+    "armv8l",
+    "aarch64",
+    "arm64",
+]:
+    _WRAPPERS[_alias] = _Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
+    )
+
 # interpreters: the options that give them code to run (opaque), and their option grammar
 _CODE_OPTIONS: dict[str, tuple[OptionSpec, frozenset[str]]] = {
     "python": (
@@ -476,6 +601,43 @@ _ALWAYS_OPAQUE = {
     "crontab": "crontab installs commands to run later",
     "sqlite3": "sqlite3 can run shell commands (.shell, .system)",
     "ex": "ex runs editor commands read from its input",
+    "perf": "perf runs the command it measures, with its own options",
+    "ssh-agent": "ssh-agent runs a command with an agent of its own",
+    "valgrind": "valgrind runs a program under tools of its choosing",
+    "run-parts": "run-parts runs every program of a folder",
+    "hyperfine": "hyperfine runs its arguments as shell commands",
+    "rlwrap": "rlwrap runs a command with its own options",
+    "sshpass": "sshpass runs a command",
+    "firejail": "firejail runs a command in a sandbox of its own",
+    "bwrap": "bwrap runs a command in another file system view",
+    "systemd-nspawn": "systemd-nspawn runs a command in a container",
+    "flatpak-spawn": "flatpak-spawn runs a command outside the sandbox",
+    "numactl": "numactl runs a command",
+    "cgexec": "cgexec runs a command",
+    "proxychains": "proxychains runs a command through a proxy",
+    "proxychains4": "proxychains runs a command through a proxy",
+    "torsocks": "torsocks runs a command",
+    "faketime": "faketime runs a command with a false clock",
+    "eatmydata": "eatmydata runs a command with libraries preloaded",
+    "catchsegv": "catchsegv runs a command",
+    "xvfb-run": "xvfb-run runs a command",
+    "dbus-launch": "dbus-launch runs a command",
+    "entr": "entr runs a command when files change",
+    "cpulimit": "cpulimit runs a command",
+    "chpst": "chpst runs a command",
+    "daemonize": "daemonize runs a command in the background",
+    "start-stop-daemon": "start-stop-daemon runs a program",
+    "mpirun": "mpirun runs a program",
+    "mpiexec": "mpiexec runs a program",
+    "uftrace": "uftrace runs a program",
+    "ltrace": "ltrace runs a program with its own options",
+    "rr": "rr runs and records a program",
+    "expect": "expect runs scripts that can run commands",
+    "tclsh": "tclsh runs Tcl code that can run commands",
+    "wish": "wish runs Tcl code that can run commands",
+    "ed": "ed runs editor commands (! runs a shell)",
+    "emacs": "emacs runs Lisp (--eval, -l) that can run commands",
+    "sudoedit": "sudoedit edits files as another user",
 }
 
 
@@ -497,7 +659,7 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     if not words or DYN in words[0]:
         return []
     name = program_name(words[0])
-    if name not in _RUNNERS and _interpreter_key(name) is None:
+    if name not in _RUNNERS and _interpreter_key(name) is None and not _LOADER.fullmatch(name):
         return []
     args = list(words[1:])
     if name in SHELLS or name in OTHER_SHELLS:
@@ -508,6 +670,8 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     interpreter = _interpreter_key(name)
     if interpreter is not None:
         return _interpreter(interpreter, args, stdin)
+    if _LOADER.fullmatch(name):
+        return _loader(args, stdin)
     if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
         return _awk(args, stdin)
     handler = _SPECIAL.get(name)
@@ -536,7 +700,7 @@ def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
         return []
     found: list[Inner] = [Argv(tuple(rest))]
     if wrapper.opaque:
-        found.append(Opaque(f"{name} runs {rest[0]} from another root folder"))
+        found.append(Opaque(f"{name} runs {rest[0]} somewhere else than it seems (another root, personality…)"))
     return found
 
 
@@ -576,19 +740,167 @@ def _interpreter(key: str, args: list[str], stdin: Stdin) -> list[Inner]:
 
 
 def _awk(args: list[str], stdin: Stdin) -> list[Inner]:
+    # every awk program can run commands (system(), print | "cmd", getline): never proven harmless
     scan = scan_options(args, OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"})))
+    texts = [value for option, value in scan.options if option in ("-e", "--source") and value]
     for option, value in scan.options:
         if option in ("-f", "--file", "-E") and (value in _STDIN_FILES or value is None):
-            return [Opaque("awk runs a program read from its input")]
+            return [Opaque("awk runs a program read from its input", (stdin.text,) if stdin.kind == "text" else ())]
+    if not texts and scan.rest:
+        texts.append(scan.rest[0])
+    return [Opaque("an awk program can run commands (system, pipes, getline)", tuple(texts))]
+
+
+def _capsh(args: list[str], _stdin: Stdin) -> list[Inner]:
+    # capsh … -- ARGS runs bash ARGS (-c 'text'); --shell=X changes that shell
+    after = args[args.index("--") + 1 :] if "--" in args else []
+    texts = tuple(a for a in after if a != "-c")
+    return [Opaque("capsh runs a shell with its arguments", (" ".join(texts),) if texts else ())]
+
+
+_LOADER = re.compile(r"ld(-linux[\w.-]*|-musl[\w.-]*|64)?\.so(\.[0-9]+)*|ld-[\w.-]*\.so[\w.]*")
+_LOADER_SPEC = OptionSpec(
+    long_value=frozenset(
+        {
+            "--library-path",
+            "--inhibit-rpath",
+            "--audit",
+            "--preload",
+            "--argv0",
+            "--glibc-hwcaps-prepend",
+            "--glibc-hwcaps-mask",
+        }
+    ),
+    long_flags=None,
+)
+
+
+def _loader(args: list[str], _stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _LOADER_SPEC)
+    found: list[Inner] = [Argv(tuple(scan.rest), (), False)] if scan.rest else []
+    return [*found, Opaque("the dynamic loader runs a program with libraries of its choosing")]
+
+
+def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
+    """git -c core.*/alias.*/…command=…, difftool -x: programs git runs."""
+    scan = scan_options(args, _GIT_GLOBALS.spec)
+    found: list[Inner] = []
+    for option, value in scan.options:
+        if option in ("-c", "--config-env") and value:
+            key, _eq, setting = value.partition("=")
+            if key.lower().startswith(("core.", "alias.")) or _GIT_PROGRAM_KEY.search(key.lower()):
+                found.append(Opaque(f"git -c {key} sets a program git runs", (setting.lstrip("!"),)))
+    rest = scan.rest
+    sub = rest[0] if rest else ""
+    if sub == "submodule" and "foreach" in rest:
+        command = " ".join(rest[rest.index("foreach") + 1 :])
+        found.append(Opaque("git submodule foreach runs a command in every submodule", (command,)))
+    elif sub == "bisect" and rest[1:2] == ["run"]:
+        found.extend([Argv(tuple(rest[2:]), (), False), Opaque("git bisect run runs a command")] if rest[2:] else [])
+    elif sub in ("rebase", "filter-branch", "filter-repo"):
+        for index, word in enumerate(rest[1:], start=1):
+            given: str | None = None
+            if word in ("-x", "--exec") or (sub != "rebase" and word.endswith("-filter")):
+                given = rest[index + 1] if index + 1 < len(rest) else ""
+            elif word.startswith("--exec=") or word.startswith("-x"):
+                given = word.split("=", 1)[1] if "=" in word else word[2:]
+            if given is not None:
+                found.append(Opaque(f"git {sub} runs the command it is given", (given,)))
+    if rest[:1] == ["difftool"] or rest[:1] == ["mergetool"]:
+        tail = rest[1:]
+        for index, word in enumerate(tail):
+            text: str | None = None
+            if word in ("-x", "--extcmd", "-t", "--tool") and index + 1 < len(tail):
+                text = tail[index + 1]
+            elif word.startswith("--") and "=" in word and "--extcmd".startswith(word.split("=", 1)[0]):
+                text = word.split("=", 1)[1]
+            elif word.startswith("-x"):
+                text = word[2:]
+            if text is not None:
+                found.append(Opaque(f"git {rest[0]} runs the command it is given", (text,)))
+    return found
+
+
+_GIT_PROGRAM_KEY = re.compile(
+    r"command|cmd|helper|program|pager|editor|ssh|hook|textconv|driver|filter|tool|proxy|askpass|exec|fsmonitor"
+    r"|include|pack|protocol|url|sendemail|shell|path|external|sequence"
+)
+_TAR_RUNNING = frozenset(
+    {
+        "--to-command",
+        "--checkpoint-action",
+        "--use-compress-program",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    }
+)
+
+
+def _tar_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
+    args = list(args)
+    if args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]
+    table = tables.BY_NAME["tar"]
+    reading = tables.read_long(args, table)
+    found: list[Inner] = []
+    for _arg, option in reading.dangerous:
+        if option in _TAR_RUNNING:
+            found.append(Opaque(f"tar {option} runs a program", (_arg.partition("=")[2].replace("exec=", ""),)))
+    spec = OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None)
+    for option, value in scan_options(reading.args, spec, stop_at_operand=False).options:
+        if option in ("-I", "-F") and value:
+            found.append(Opaque(f"tar {option} runs a program", (value,)))
+    return found
+
+
+def _compiler(args: list[str], _stdin: Stdin) -> list[Inner]:
+    for index, arg in enumerate(args):
+        if arg == "-wrapper" and index + 1 < len(args):
+            return [Opaque("gcc -wrapper runs its programs through another", (args[index + 1].replace(",", " "),))]
+        if arg.startswith(("-fplugin", "-B", "--plugin", "-specs", "--specs")):
+            return [Opaque(f"{arg.split('=', 1)[0]} makes the compiler run other programs")]
     return []
+
+
+def _npm_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
+    scan = scan_options(args, _GLOBALS["npm"].spec)
+    if scan.rest[:1] and scan.rest[0] in ("exec", "x", "explore", "exe"):
+        return [Opaque(f"npm {scan.rest[0]} runs a package's program"), *_uncertain_tails(scan.rest[1:])]
+    return []
+
+
+def _npx(args: list[str], _stdin: Stdin) -> list[Inner]:
+    for index, arg in enumerate(args):
+        if arg in ("-c", "--call") and index + 1 < len(args):
+            return [Script(args[index + 1], exact=False), Opaque("npx -c runs a command line")]
+        if arg.startswith("--call="):
+            return [Script(arg.split("=", 1)[1], exact=False), Opaque("npx -c runs a command line")]
+    return []
+
+
+def _cmake(args: list[str], _stdin: Stdin) -> list[Inner]:
+    if "-E" in args:
+        tail = args[args.index("-E") + 1 :]
+        if tail[:1] and tail[0] in ("env", "time", "chdir"):
+            return [Opaque(f"cmake -E {tail[0]} runs a command"), *_uncertain_tails(tail[1:])]
+    return []
+
+
+def _uncertain_tails(args: Sequence[str]) -> list[Inner]:
+    return [Argv(tuple(t), (), False) for t in operand_suffixes(args)]
 
 
 def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
     assignments: list[str] = []
     i = 0
     certain = True
+    moved = False
     while i < len(args):
         arg = args[i]
+        if arg in ("-C", "--chdir") or arg.startswith("--chdir=") or re.fullmatch(r"-[iv0]*C.*", arg):
+            moved = True  # what runs reads its configuration in another folder (git, make…)
         if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
             i += 2
         elif arg.startswith("-S") or arg.startswith("--split-string"):
@@ -626,6 +938,8 @@ def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
     rest = args[i:]
     if not certain:
         return _uncertain("env", args)
+    if moved and rest:
+        return [Argv(tuple(rest), tuple(assignments)), Opaque("env -C runs the command in another folder")]
     return [Argv(tuple(rest), tuple(assignments))] if rest else []
 
 
@@ -801,6 +1115,8 @@ def _sudo(args: list[str], stdin: Stdin) -> list[Inner]:
         return []
     if not scan.rest:
         return []
+    if names & {"-D", "--chdir", "-R", "--chroot"}:
+        return [Argv(tuple(scan.rest)), Opaque("sudo runs the command in another folder or root")]
     return [Argv(tuple(scan.rest))]
 
 
@@ -831,9 +1147,12 @@ def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
     return _argv_or_nothing(scan.rest)
 
 
-_SPECIAL_NAMES = frozenset(
-    {"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"}
-) | {"flock", "command", "eval"}
+_COMPILERS = frozenset({"gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran"})
+_SPECIAL_NAMES = (
+    frozenset({"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"})
+    | {"flock", "command", "eval", "capsh", "git", "tar", "gtar", "bsdtar", "npm", "pnpm", "npx", "cmake"}
+    | _COMPILERS
+)
 _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "env": _env,
     "xargs": _xargs,
@@ -851,6 +1170,16 @@ _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "flock": _flock,
     "command": _command,
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
+    "capsh": _capsh,
+    "git": _git_runs,
+    "tar": _tar_runs,
+    "gtar": _tar_runs,
+    "bsdtar": _tar_runs,
+    "npm": _npm_runs,
+    "pnpm": _npm_runs,
+    "npx": _npx,
+    "cmake": _cmake,
+    **dict.fromkeys(_COMPILERS, _compiler),
 }
 
 
@@ -1067,7 +1396,14 @@ def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | No
         if scan.rest and scan.rest != args:
             harmless = scan.certain and all(
                 option in table.harmless
-                and (option not in table.folder_options or (launch is not None and inside(value, launch)))
+                and (
+                    option not in table.folder_options
+                    or (
+                        launch is not None
+                        and inside(value, launch)
+                        and not (name == "git" and other_repository(value, launch))
+                    )
+                )
                 for option, value in scan.options
             )
             if harmless or not for_allow:
@@ -1203,9 +1539,13 @@ def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
         if option in ("-c", "--config-env"):
             found.append(Danger(option, "git -c sets configuration, which can run commands (core.*, alias.*)"))
         elif option in ("--git-dir", "--work-tree", "--exec-path") or (option == "--exec-path" and value):
-            found.append(Danger(option, f"git {option} points git at another repository or program"))
+            found.append(Danger(option, f"git {option} points git at another repository or program", False))
         elif option == "-C" and (launch is None or not inside(value, launch)):
             found.append(Danger("-C", "git -C outside the launch folder runs with that repository's configuration"))
+        elif option == "-C" and launch is not None and other_repository(value, launch):
+            found.append(
+                Danger("-C", "git -C names another repository inside the launch folder (its configuration runs)", False)
+            )
     if not scan.certain:
         found.append(Danger("git", "git options that cannot be read for sure"))
     rest = scan.rest
@@ -1217,7 +1557,68 @@ def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
         found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option runs commands"))
     if sub in _GIT_RUNNERS:
         found.append(Danger(sub, f"git {sub} can run commands"))
+    changes = _GIT_CHANGING_OPTIONS.get(sub)
+    if changes is not None:
+        long_names, letters = changes
+        found.extend(_long_dangers(tail, long_names, f"git {sub} with this option changes or deletes"))
+        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option changes or deletes"))
     return found
+
+
+# options that turn a listing subcommand into one that changes things: `git branch -d x` is no listing
+_GIT_CHANGING_OPTIONS: dict[str, tuple[frozenset[str], str]] = {
+    "branch": (
+        frozenset(
+            {
+                "--delete",
+                "--move",
+                "--copy",
+                "--force",
+                "--set-upstream-to",
+                "--unset-upstream",
+                "--edit-description",
+                "--track",
+            }
+        ),
+        "dDmMcCfu",
+    ),
+    "tag": (frozenset({"--delete", "--force", "--annotate", "--sign"}), "dfasu"),
+    "remote": (frozenset({"--delete"}), ""),
+    "stash": (frozenset(), ""),
+    "notes": (frozenset(), ""),
+}
+
+
+def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
+    """git's subcommand past its global options, and the words after it."""
+    scan = scan_options(list(args), _GIT_GLOBALS.spec)
+    rest = scan.rest
+    return (rest[0] if rest else ""), list(rest[1:])
+
+
+def other_repository(value: str | None, launch: Path) -> bool:
+    """Whether a folder inside the launch folder belongs to another git repository (a folder between
+    it and the launch folder holds ``.git`` or is itself a git directory)."""
+    if not value or DYN in value:
+        return True
+    from maia.paths import resolve_user_path
+
+    folder = os.path.realpath(resolve_user_path(value, launch))
+    base = os.path.realpath(launch)
+    while folder.startswith(base.rstrip("/") + "/"):
+        if os.path.lexists(os.path.join(folder, ".git")) or is_git_dir(folder):
+            return True
+        folder = os.path.dirname(folder)
+    return False
+
+
+def is_git_dir(folder: str) -> bool:
+    """A folder git can use as a repository: ``HEAD``, ``objects/`` and ``refs/`` (named .git or not)."""
+    return (
+        os.path.isfile(os.path.join(folder, "HEAD"))
+        and os.path.isdir(os.path.join(folder, "objects"))
+        and os.path.isdir(os.path.join(folder, "refs"))
+    )
 
 
 def _find_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
@@ -1337,7 +1738,10 @@ def _tar(words: Sequence[str], _launch: Path | None) -> list[Danger]:
 
 
 def _rg(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(words[1:], frozenset({"--pre", "--hostname-bin"}), "rg runs a program with this option")
+    found = _long_dangers(
+        words[1:], frozenset({"--pre", "--hostname-bin", "--search-zip"}), "rg runs a program with this option"
+    )
+    return found + _short_dangers(words[1:], "z", "eEfgmAaBCjMrtTd", "rg -z runs decompression programs")
 
 
 def _rsync(words: Sequence[str], _launch: Path | None) -> list[Danger]:
@@ -1570,8 +1974,23 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     name = program_name(part.program)
     check = _DANGERS.get(name)
     found: list[Danger] = []
+    table = tables.BY_NAME.get(name)
+    words = part.words
+    if table is not None and (table.long or table.dangerous):
+        # options as the program reads them: --o=x is --output=x for sort, --upload=… --upload-pack for git
+        reading = tables.read_long(words[1:], table)
+        words = (words[0], *reading.args)
+        found.extend(
+            Danger(arg, f"{name} reads {arg.split('=', 1)[0]} as an unknown or ambiguous option", False)
+            for arg in reading.doubtful
+        )
+        found.extend(
+            Danger(option, f"{arg.split('=', 1)[0]} is how {name} may read {option}, which writes or runs something")
+            for arg, option in reading.dangerous
+            if arg.split("=", 1)[0] != option
+        )
     if check is not None:
-        found.extend(check(part.words, launch))
+        found.extend(check(words, launch))
         for index, word in enumerate(part.words[1:], start=1):
             if DYN in word:
                 found.append(
@@ -1720,4 +2139,4 @@ _ACTING = FOLDER_CHANGERS | _LINK_MAKERS | {"git"} | _RUNNERS
 def may_act(name: str) -> bool:
     """False when :func:`changes_folder`, :func:`may_create_links` and :func:`inner_commands` are sure
     to find nothing in a part whose program is named ``name`` (most programs: ``ls``, ``grep``…)."""
-    return name in _ACTING or _interpreter_key(name) is not None
+    return name in _ACTING or _interpreter_key(name) is not None or bool(_LOADER.fullmatch(name))

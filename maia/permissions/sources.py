@@ -3,7 +3,7 @@ settings.local.json; their lists add up."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from maia.config import read_json
@@ -68,7 +68,17 @@ def _read_source(scope: str, path: Path, warnings: list[str]) -> RuleSource:
     warnings.extend(parsed.warnings)
     # a deny or ask entry that cannot be read would silently allow what it was written to stop
     strict = parse_rules({k: v for k, v in permissions.items() if k in ("deny", "ask")}, where=str(path))
-    return RuleSource(scope, path, exists=True, ruleset=parsed.ruleset, broken=bool(strict.warnings))
+    ruleset = parsed.ruleset
+    if scope != "user" and ruleset.inert:
+        # a repository could declare the variable that makes its own script run: only the user may
+        warnings.append(
+            _(
+                "{path}: inertVariables is only read from your own settings ({names} ignored): "
+                "a project cannot declare which variables are harmless."
+            ).format(path=path, names=", ".join(sorted(ruleset.inert)))
+        )
+        ruleset = replace(ruleset, inert=frozenset())
+    return RuleSource(scope, path, exists=True, ruleset=ruleset, broken=bool(strict.warnings))
 
 
 def local_settings_path(launch: Path) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import time
 from dataclasses import dataclass
 
 from maia.permissions.match import wildcard
@@ -33,20 +34,57 @@ class Host:
         """Loopback, link-local, private, unspecified, reserved or multicast (or ``localhost``)."""
         if self.address is None:
             return self.name == "localhost" or self.name.endswith(".localhost")
-        address = self.address
-        if isinstance(address, ipaddress.IPv6Address):
-            mapped = address.ipv4_mapped or address.sixtofour
-            if mapped is not None:
-                address = mapped
-        return bool(
-            address.is_loopback
-            or address.is_link_local
-            or address.is_private
-            or address.is_unspecified
-            or address.is_reserved
-            or address.is_multicast
-            or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
-        )
+        return special_address(self.address)
+
+
+def special_address(address: IPAddress) -> bool:
+    """Loopback, link-local, private, unspecified, reserved or multicast."""
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped or address.sixtofour
+        if mapped is not None:
+            address = mapped
+    return bool(
+        address.is_loopback
+        or address.is_link_local
+        or address.is_private
+        or address.is_unspecified
+        or address.is_reserved
+        or address.is_multicast
+        or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
+    )
+
+
+# the addresses each host name was judged with: WebFetch connects to these, never to a later answer
+# of the resolver (a name that resolved to a public address when judged and to 127.0.0.1 when fetched)
+_JUDGED: dict[str, tuple[float, tuple[IPAddress, ...]]] = {}
+JUDGED_FOR = 300.0  # seconds a judged resolution is used by the fetch that follows
+
+
+def resolve(name: str, port: int | None) -> tuple[IPAddress, ...]:
+    """Every address the system resolver gives for ``name`` (empty when it gives none), remembered as
+    the addresses the call is judged with."""
+    try:
+        infos = socket.getaddrinfo(name, port or 80, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):
+        return ()
+    found: list[IPAddress] = []
+    for info in infos:
+        try:
+            address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        except ValueError:
+            continue
+        if address not in found:
+            found.append(address)
+    _JUDGED[name] = (time.monotonic(), tuple(found))
+    return tuple(found)
+
+
+def judged_addresses(name: str) -> tuple[IPAddress, ...] | None:
+    """The addresses ``name`` was judged with lately, or None."""
+    entry = _JUDGED.get(name.lower().rstrip("."))
+    if entry is None or time.monotonic() - entry[0] > JUDGED_FOR:
+        return None
+    return entry[1]
 
 
 def _address(host: str) -> IPAddress | None:

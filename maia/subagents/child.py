@@ -110,6 +110,8 @@ class ChildUI:
         self.lost = False  # the parent is gone: nothing can be sent any more
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[bool]] = {}
+        self.refusals: dict[int, str] = {}  # questions no person answered, and why
+        self.refusal: str | None = None  # why the last question was answered no, when no person did
 
     def send(self, message: dict[str, Any]) -> bool:
         """Send to the parent unless it is gone; False when it could not be sent."""
@@ -130,8 +132,10 @@ class ChildUI:
         """Tell the parent the sub-agent waits for the server until ``until`` (None: no longer)."""
         self.send(protocol.waiting(reason, until))
 
-    def answer(self, request_id: Any, ok: bool) -> None:
-        """The parent's answer to a question."""
+    def answer(self, request_id: Any, ok: bool, reason: str | None = None) -> None:
+        """The parent's answer to a question (``reason``: why no person answered)."""
+        if isinstance(request_id, int) and reason:
+            self.refusals[request_id] = reason
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
         if future is not None and not future.done():
             future.set_result(ok)
@@ -154,7 +158,9 @@ class ChildUI:
         try:
             if not self.send(protocol.confirm(request_id, message, doubt)):
                 return False
-            return await future
+            ok = await future
+            self.refusal = None if ok else self.refusals.pop(request_id, None)
+            return ok
         finally:
             self._pending.pop(request_id, None)
 
@@ -405,7 +411,8 @@ async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> Non
             return
         kind = message.get("type")
         if kind == "confirm-result":
-            ui.answer(message.get("id"), message.get("ok") is True)
+            reason = message.get("reason")
+            ui.answer(message.get("id"), message.get("ok") is True, reason if isinstance(reason, str) else None)
         elif kind == "abort":
             ui.refuse_all()
             work.cancel()

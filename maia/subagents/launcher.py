@@ -33,6 +33,12 @@ STDERR_LINE_CHARS = 500
 
 # (question[, doubt]) → the user's answer; the doubt (the engine's reason) only when it asked out of doubt
 Confirm = Callable[..., Awaitable[bool]]
+
+
+class Unanswered(Exception):
+    """Raised by a Confirm when no person can answer (a non-interactive run): the message says why."""
+
+
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
 OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
 
@@ -201,6 +207,7 @@ class _Run:
 
     async def _ask(self, request_id: Any, message: str, doubt: str | None = None) -> None:
         ok = False
+        reason: str | None = None
         questions = _questions_here()
         questions.waiting += 1
         try:
@@ -212,11 +219,13 @@ class _Run:
                 question = _("[sub-agent {name}] {question}").format(name=self.name, question=message)
                 try:
                     ok = await (self.confirm(question, doubt) if doubt else self.confirm(question))
+                except Unanswered as error:
+                    reason = str(error)
                 except Exception as error:  # an interface that cannot ask: the call is refused
                     self._log("warn", _("The question could not be asked: {error}").format(error=error))
         finally:
             questions.lock.release()
-        await self.send(protocol.confirm_result(request_id, ok))
+        await self.send(protocol.confirm_result(request_id, ok, reason))
 
     def _log(self, level: str, message: str) -> None:
         if self.on_log is not None:

@@ -98,9 +98,13 @@ def start(spec: ChildSpec) -> dict[str, Any]:
     return {"type": "start", "spec": spec.to_json()}
 
 
-def confirm_result(request_id: int, ok: bool) -> dict[str, Any]:
-    """parent → child: the user's answer to a confirmation."""
-    return {"type": "confirm-result", "id": request_id, "ok": ok}
+def confirm_result(request_id: int, ok: bool, reason: str | None = None) -> dict[str, Any]:
+    """parent → child: the user's answer to a confirmation; ``reason``: why it is no when no person
+    answered (a non-interactive run), so the child never says the user refused."""
+    message: dict[str, Any] = {"type": "confirm-result", "id": request_id, "ok": ok}
+    if reason:
+        message["reason"] = reason
+    return message
 
 
 def abort() -> dict[str, Any]:

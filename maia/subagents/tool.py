@@ -17,6 +17,7 @@ from maia.subagents.launcher import (
     MAX_DURATION,
     Confirm,
     SubAgentResult,
+    Unanswered,
     done_message,
     failure_for_model,
     failure_message,
@@ -107,6 +108,21 @@ async def run_agent(
 
     async def ask_user(question: str, doubt: str | None = None) -> bool:
         assert ui is not None
+        if getattr(ui, "interactive", True) is False:
+            # maia ask: --yes answers the sub-agent's plain questions as the parent's, never a doubt
+            if doubt is None and getattr(ui, "yes", False):
+                return True
+            raise Unanswered(
+                _(
+                    "Not run: --yes only answers questions no rule raised, and this one comes from doubt: "
+                    "{reason}. Do not retry it as is; the user can allow it with a rule that names it."
+                ).format(reason=doubt)
+                if doubt is not None and getattr(ui, "yes", False)
+                else _(
+                    "Not run: this is a non-interactive run (maia ask) and this call needs the user's "
+                    "confirmation. Do not retry it; the user can allow it with --allow 'Rule' or --yes."
+                )
+            )
         if doubt is None:
             return await ui.confirm(question)
         # the engine asked out of doubt: the user sees why (a deny rule the command might dodge…)

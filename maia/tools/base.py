@@ -100,6 +100,12 @@ def readable(ctx: ToolContext, path: Path) -> bool:
     from maia.permissions.rules import Verdict
 
     decision = ctx.permissions("Read", {"path": str(path)})
+    if decision.verdict == Verdict.ASK and decision.doubt and decision.rule is None:
+        # another name of a file a Read deny may cover (a hard link): left out as the file itself would be
+        try:
+            return os.stat(path).st_nlink < 2
+        except OSError:
+            return True
     return not (decision.verdict == Verdict.DENY and decision.rule is not None)
 
 

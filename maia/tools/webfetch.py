@@ -101,7 +101,10 @@ class WebFetchTool(BuiltinTool):
         import httpx
 
         headers = {"User-Agent": "MAIA (command-line assistant)", "Accept": "text/html,application/json,text/*;q=0.9"}
-        async with httpx.AsyncClient(follow_redirects=False, timeout=TIMEOUT, headers=headers) as client:
+        transport = _pinned_transport(url)
+        async with httpx.AsyncClient(
+            follow_redirects=False, timeout=TIMEOUT, headers=headers, transport=transport
+        ) as client:
             current = url
             for _hop in range(MAX_REDIRECTS + 1):
                 try:
@@ -128,6 +131,49 @@ class WebFetchTool(BuiltinTool):
                         _("Cannot fetch {url}: {error}").format(url=current, error=error or type(error).__name__)
                     ) from None
             raise ToolError(_("{url}: more than {count} redirects.").format(url=url, count=MAX_REDIRECTS))
+
+
+def _pinned_transport(url: str) -> Any:
+    """A transport that connects to the address the permission engine judged for the URL's host name
+    (TLS and the Host header still name the host): a resolver answering otherwise later is not obeyed."""
+    import httpcore
+    import httpx
+
+    from maia.permissions.web import host_of, judged_addresses, resolve
+
+    transport = httpx.AsyncHTTPTransport()
+    host = host_of(url)
+    if host is None or host.address is not None:
+        return transport
+    addresses = judged_addresses(host.name) or resolve(host.name, host.port)
+    if not addresses:
+        return transport
+    pool = transport._pool
+    inner = pool._network_backend
+    pin = {host.name: str(addresses[0])}
+
+    class Pinned(httpcore.AsyncNetworkBackend):
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> httpcore.AsyncNetworkStream:
+            target = pin.get(host.lower().rstrip("."), host)
+            return await inner.connect_tcp(target, port, timeout, local_address, socket_options)
+
+        async def connect_unix_socket(
+            self, path: str, timeout: float | None = None, socket_options: Any = None
+        ) -> httpcore.AsyncNetworkStream:
+            return await inner.connect_unix_socket(path, timeout, socket_options)
+
+        async def sleep(self, seconds: float) -> None:
+            await inner.sleep(seconds)
+
+    pool._network_backend = Pinned()
+    return transport
 
 
 def _host(url: str) -> str:

@@ -18,7 +18,7 @@ HOLES: list[tuple[str, list[str], list[str]]] = [
     # program runners: the exact command or nothing
     ("uv run pytest", ["Bash(uv run pytest)"], ["uv run rm -rf /", "uv run bash -c 'rm -rf ~'", "uv run pytest -x"]),
     ("poetry run pytest", ["Bash(poetry run pytest)"], ["poetry run rm -rf /", "poetry run python -c 'x'"]),
-    ("npm exec eslint", ["Bash(npm exec eslint)"], ["npm exec rimraf /", "npm exec -- evil"]),
+    ("npm exec eslint", [], ["npm exec rimraf /", "npm exec -- evil"]),  # npm exec runs a package: opaque (issue 26)
     ("npx eslint .", ["Bash(npx eslint .)"], ["npx evil-package", "npx eslint . --rulesdir /tmp/evil"]),
     ("docker run alpine ls", ["Bash(docker run alpine ls)"], ["docker run -v /:/h alpine rm -rf /h", "docker run x"]),
     ("docker exec web ls", ["Bash(docker exec web ls)"], ["docker exec web rm -rf /", "docker exec db psql"]),
@@ -72,8 +72,10 @@ HOLES: list[tuple[str, list[str], list[str]]] = [
     ("git cat-file -p HEAD", ["Bash(git cat-file -p HEAD)"], ["git cat-file --batch-check < /etc/passwd"]),
     ("pip freeze", ["Bash(pip freeze)"], ["pip freeze -r /etc/passwd"]),
     # archives: exact
-    ("tar xzf a.tgz", ["Bash(tar xzf a.tgz)"], ["tar -xf a.tar -C /etc", "tar xzf a.tgz -C /etc"]),
-    ("unzip a.zip", ["Bash(unzip a.zip)"], ["unzip a.zip -d /etc", "unzip evil.zip"]),
+    # unpacking in the launch folder may write .maia/ or .git/: never allowed by a rule (issue 26)
+    ("tar xzf a.tgz", [], ["tar -xf a.tar -C /etc", "tar xzf a.tgz -C /etc"]),
+    ("tar xzf a.tgz -C out", ["Bash(tar xzf a.tgz -C out)"], ["tar xzf a.tgz -C /etc", "tar xzf a.tgz"]),
+    ("unzip a.zip", [], ["unzip a.zip -d /etc", "unzip evil.zip"]),
     # an exact rule is that command only
     ("rm -rf build", ["Bash(rm -rf build)"], ["rm -rf build /", "rm -rf /", "rm -rf build ~"]),
     ("mytool --version", ["Bash(mytool --version)"], ["mytool destroy --all"]),
@@ -130,7 +132,8 @@ def test_always_never_allows_more_than_was_seen(
 ) -> None:
     rules = suggest_rules("Bash", {"command": approved}, launch)
     assert rules == suggested
-    assert _verdict(approved, rules, launch) == Verdict.ALLOW  # "always" does answer the question
+    # "always" does answer the question, unless no rule can (what runs or is written cannot be proven)
+    assert _verdict(approved, rules, launch) == (Verdict.ALLOW if suggested else Verdict.ASK)
     for rule in rules:
         if not rule.endswith(" *)"):
             assert "*" not in rule  # an exact rule is never a wildcard

@@ -146,15 +146,20 @@ def test_check_judges_a_custom_tool_with_its_declared_parameters(home: Path, pro
 
 def test_inert_variables_are_listed(home: Path, project: Path) -> None:
     _write(
-        project / ".maia" / "settings.json",
-        {"permissions": {"allow": ["Bash(npm test)"], "inertVariables": ["FOO", "PATH", "1X"]}},
+        home / "settings.json",
+        {"permissions": {"allow": ["Bash(npm test)"], "inertVariables": ["FOO", "PATH", "1X", "TAR_OPTIONS"]}},
     )
+    # a project cannot declare the variable that makes its own scripts run (issue 26)
+    _write(project / ".maia" / "settings.json", {"permissions": {"inertVariables": ["BAR"]}})
     result = CliRunner().invoke(cli, ["permissions"], color=False)
     assert "  INERT  FOO\n" in result.stdout
     assert "inertVariables[1]: PATH can change what a command runs" in result.stderr
     assert "inertVariables[2]: '1X' is not a variable name" in result.stderr
+    assert "inertVariables[3]: TAR_OPTIONS can change what a command runs" in result.stderr
+    assert "inertVariables is only read from your own settings (BAR ignored)" in result.stderr
     listing = CliRunner().invoke(cli, ["permissions", "--json"])
-    assert json.loads(listing.stdout)["sources"][1]["inertVariables"] == ["FOO"]
+    assert json.loads(listing.stdout)["sources"][0]["inertVariables"] == ["FOO"]
+    assert json.loads(listing.stdout)["sources"][1]["inertVariables"] == []
     assert CliRunner().invoke(cli, ["permissions", "check", "Bash", "FOO=1 npm test"]).exit_code == 0
     assert CliRunner().invoke(cli, ["permissions", "check", "Bash", "BAR=1 npm test"]).exit_code == 1
 

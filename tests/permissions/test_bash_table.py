@@ -101,11 +101,11 @@ CASES: list[tuple[str, str]] = [
     ("cat a | grep b | sort | head -1 | wc -c", A),
     ("cat a | grep b | sort | uniq | wc -c", Q),
     # quoting: separators inside quotes do not split
-    ("echo 'a; rm -rf /'", A),
-    ('echo "a && rm -rf /"', A),
-    ("echo 'a | curl x'", A),
+    ("echo 'a; rm -rf /'", Q),  # a deny rule's word in the text: ask (issue 26)
+    ('echo "a && rm -rf /"', Q),  # a deny rule's word in the text: ask (issue 26)
+    ("echo 'a | curl x'", Q),  # a deny rule's word in the text: ask (issue 26)
     ('grep "foo|bar" file', A),
-    ("echo a\\;rm", A),
+    ("echo a\\;rm", Q),  # a deny rule's word in the text: ask (issue 26)
     ('echo "$HOME; rm x"', Q),  # an expansion: not plain, only a person can allow it
     ("echo 'it''s'", A),
     ('echo "unterminated', Q),
@@ -240,8 +240,8 @@ CASES: list[tuple[str, str]] = [
     ("PATH=/tmp:$PATH ls", Q),
     ("A=1", Q),
     # comments
-    ("ls # && rm -rf /", A),
-    ("# rm -rf /\nls", A),
+    ("ls # && rm -rf /", Q),  # a deny rule's word in the text: ask (issue 26)
+    ("# rm -rf /\nls", Q),  # a deny rule's word in the text: ask (issue 26)
     ("ls #comment\nrm x", D),
     ("echo a#b", A),
     ("# just a comment", Q),

@@ -131,3 +131,39 @@ async def test_unsupported_types_and_http_errors(httpserver: HTTPServer) -> None
 async def test_unreachable() -> None:
     with pytest.raises(ToolError, match=re.escape("Cannot fetch http://127.0.0.1:9/")):
         await fetch("http://127.0.0.1:9/")
+
+
+def test_a_host_name_is_judged_by_the_addresses_it_resolves_to(tmp_path: Path) -> None:
+    """A name that resolves to a local or private address asks under `domain:*` (issue 26)."""
+    import ipaddress
+    import socket
+
+    from maia.permissions import explain
+    from maia.permissions.web import special_address
+
+    rules = {"allow": ["WebFetch(domain:*)"]}
+    name = socket.gethostname().lower()
+    addresses = {ipaddress.ip_address(i[4][0].split("%")[0]) for i in socket.getaddrinfo(name, 80)}
+    decision = explain("WebFetch", {"url": f"http://{name}:8080/"}, rules, tmp_path)
+    local = any(special_address(a) for a in addresses)
+    assert (decision.verdict.value, decision.doubt) == (("ask", True) if local else ("allow", False)), decision.reason
+    named = explain("WebFetch", {"url": f"http://{name}:8080/"}, {"allow": [f"WebFetch(domain:{name})"]}, tmp_path)
+    assert named.verdict.value == "allow"
+
+
+async def test_the_fetch_connects_to_the_address_that_was_judged(httpserver: HTTPServer) -> None:
+    """The name was judged as 127.0.0.1: the fetch connects there, whatever the resolver says later
+    (here it would say nothing: `.invalid` never resolves)."""
+    import ipaddress
+    import time as clock
+
+    from maia.permissions import web
+
+    httpserver.expect_request("/pinned").respond_with_data("pinned page", content_type="text/plain")
+    web._JUDGED["judged.invalid"] = (clock.monotonic(), (ipaddress.ip_address("127.0.0.1"),))
+    try:
+        out = await fetch(f"http://judged.invalid:{httpserver.port}/pinned")
+    finally:
+        web._JUDGED.pop("judged.invalid", None)
+    assert out.endswith("pinned page")
+    assert httpserver.log[-1][0].headers["Host"] == f"judged.invalid:{httpserver.port}"

@@ -1,0 +1,1008 @@
+"""Program knowledge as data: each program's long options and the files it writes, with examples.
+
+A :class:`Table` says, for one program (and its aliases):
+
+- ``long``: its real long option names, so a prefix (``sort --o=x``, ``make --ev=…``,
+  ``git fetch --upload=…``) is read as the option the program will take (GNU getopt_long, git's
+  parse-options, npm and zip all accept any unambiguous prefix); with ``complete`` the list is
+  every long option the program has, so an unknown or ambiguous one is a doubt;
+- ``dangerous``: long options a prefix rule never covers (they write or run something), matched
+  in every spelling: any prefix of one of them counts (a prefix the program refuses asks, at worst);
+- ``writes``: the files the program writes (operands, option values), judged as Write targets
+  exactly like redirections; ``read_only`` says it writes nothing;
+- ``match`` / ``not_match``: example commands in which the table finds something (a written file,
+  a dangerous or doubtful option) or nothing. They are checked when the tables load
+  (:func:`check_examples`), so adding a program is adding a table with its examples.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from maia.permissions.options import OptionSpec, scan_options
+from maia.permissions.parts import DYN
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A file a program writes; ``tree``: files with names unknown until it runs, below ``path``."""
+
+    path: str
+    tree: bool = False
+
+
+Writes = Callable[[Sequence[str], Path | None], list[Target]]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """What MAIA knows of one program (see the module's documentation)."""
+
+    names: tuple[str, ...]
+    long: frozenset[str] = frozenset()
+    complete: bool = False
+    dangerous: frozenset[str] = frozenset()
+    spec: OptionSpec = field(default_factory=OptionSpec)
+    writes: Writes | None = None
+    read_only: bool = False
+    triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
+    match: tuple[str, ...] = ()
+    not_match: tuple[str, ...] = ()
+
+
+# --- reading long options as the program does ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LongReading:
+    """The arguments with every long option spelled out, and what could not be resolved."""
+
+    args: list[str]
+    doubtful: list[str]  # unknown or ambiguous options of a program whose list is complete
+    dangerous: list[tuple[str, str]]  # (as written, the dangerous option it may stand for)
+
+
+def read_long(args: Sequence[str], table: Table) -> LongReading:
+    """Spell out long option prefixes (``--o=x`` → ``--output=x``) with the table's real names."""
+    if not any(arg.startswith("--") for arg in args):
+        return LongReading(list(args), [], [])
+    out: list[str] = []
+    doubtful: list[str] = []
+    dangerous: list[tuple[str, str]] = []
+    key = table.names[0]
+    ended = False
+    for arg in args:
+        if ended or not arg.startswith("--") or arg == "--":
+            ended = ended or arg == "--"
+            out.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        resolved, unsure, risky = _resolve(key, name)
+        out.append(arg if resolved is None else resolved + eq + value)
+        if unsure:
+            doubtful.append(arg)
+        dangerous.extend((arg, option) for option in risky)
+    return LongReading(out, doubtful, dangerous)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(program: str, name: str) -> tuple[str | None, bool, tuple[str, ...]]:
+    """How ``program`` reads the long option ``name``: the full name (None: unresolved), whether
+    that is a doubt, and the dangerous options it may stand for."""
+    table = BY_NAME[program]
+    names = table.long | table.dangerous
+    if name in names:
+        return name, False, (name,) if name in table.dangerous else ()
+    if DYN in name:
+        return None, True, ()
+    risky = tuple(option for option in sorted(table.dangerous) if option.startswith(name))
+    candidates = [n for n in names if n.startswith(name)]
+    if len(candidates) == 1:
+        return candidates[0], False, risky
+    negated = name.startswith("--no-") and any(n.startswith("--" + name[5:]) for n in names)
+    return None, table.complete and not negated, risky
+
+
+# --- written operands -----------------------------------------------------------------------------------
+
+
+def _operands(args: Sequence[str], spec: OptionSpec) -> tuple[dict[str, str | None], list[str]]:
+    scan = scan_options(list(args), spec, stop_at_operand=False)
+    options: dict[str, str | None] = {}
+    for name, value in scan.options:
+        options[name] = value
+    return options, scan.rest
+
+
+def _in(folder: str, name: str) -> str:
+    return f"{folder.rstrip('/')}/{name}" if folder else name
+
+
+def _is_folder(path: str, launch: Path | None) -> bool:
+    if path.endswith("/") or path in (".", ".."):
+        return True
+    if launch is None or DYN in path:
+        return False
+    from maia.paths import resolve_user_path
+
+    return os.path.isdir(resolve_user_path(path, launch))
+
+
+def _basenames(source: str, launch: Path | None) -> list[str]:
+    """The names ``source`` stands for: a glob is expanded the way bash will (files found now)."""
+    base = source.rstrip("/").rpartition("/")[2] or source
+    if launch is None or DYN in source or not any(c in source for c in "*?["):
+        return [base]
+    found = sorted(glob.glob(source, root_dir=str(launch)))[:200]
+    return [f.rstrip("/").rpartition("/")[2] for f in found] or [base]
+
+
+def _into(folder: str, sources: Sequence[str], launch: Path | None) -> list[Target]:
+    return [Target(_in(folder, name)) for source in sources for name in _basenames(source, launch)]
+
+
+# the long options of cp, mv, install and ln that name a file or a folder (prefixes are read as them)
+_COPY_LONG = frozenset({"--target-directory", "--no-target-directory", "--suffix", "--symbolic", "--backup"})
+_CP_SPEC = OptionSpec(
+    short_value="tS",
+    long_value=frozenset({"--target-directory", "--suffix"}),
+    long_flags=None,
+)
+
+
+def _copy_like(*, removes_sources: bool) -> Writes:
+    def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
+        options, operands = _operands(args, _CP_SPEC)
+        directory = options.get("-t") or options.get("--target-directory")
+        found: list[Target] = [Target(s) for s in operands] if removes_sources else []
+        if "-d" in options or "--directory" in options:  # install -d: every operand is a folder made
+            return [Target(o) for o in operands]
+        if directory:
+            return [*found, Target(directory), *_into(directory, operands, launch)]
+        if len(operands) < 2:
+            return found
+        *sources, destination = operands
+        if removes_sources:
+            found = [Target(s) for s in sources]
+        found.append(Target(destination))
+        if (
+            "-T" not in options
+            and "--no-target-directory" not in options
+            and (len(sources) > 1 or _is_folder(destination, launch))
+        ):
+            found.extend(_into(destination, sources, launch))
+        return found
+
+    return writes
+
+
+def _ln(args: Sequence[str], launch: Path | None) -> list[Target]:
+    options, operands = _operands(args, _CP_SPEC)
+    directory = options.get("-t") or options.get("--target-directory")
+    if directory:
+        return [Target(directory), *_into(directory, operands, launch)]
+    if len(operands) == 1:
+        return _into(".", operands, launch)
+    if not operands:
+        return []
+    *sources, destination = operands
+    found = [Target(destination)]
+    if len(sources) > 1 or _is_folder(destination, launch):
+        found.extend(_into(destination, sources, launch))
+    return found
+
+
+def _all_operands(spec: OptionSpec, skip: int = 0) -> Writes:
+    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
+        _options, operands = _operands(args, spec)
+        return [Target(o) for o in operands[skip:]]
+
+    return writes
+
+
+def _option_values(spec: OptionSpec, names: Sequence[str]) -> Writes:
+    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
+        scan = scan_options(list(args), spec, stop_at_operand=False)
+        return [Target(value) for name, value in scan.options if name in names and value]
+
+    return writes
+
+
+def _nth_operand(spec: OptionSpec, index: int) -> Writes:
+    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
+        _options, operands = _operands(args, spec)
+        return [Target(operands[index])] if len(operands) > index and operands[index] != "-" else []
+
+    return writes
+
+
+def _dd(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    return [Target(a[3:]) for a in args if a.startswith("of=")]
+
+
+_SED_SPEC = OptionSpec(
+    short_value="efl", short_optional="i", long_value=frozenset({"--expression", "--file", "--line-length"})
+)
+
+
+# a w/W command or the w flag of s: the file name runs to the end of the line
+_SED_WRITE = re.compile(r"(?:^|[;{}\s/0-9$!])(?:[gpIiMme0-9]*)[wW][ \t]*([^\n]+)")
+
+
+def _sed(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    scan = scan_options(list(args), _SED_SPEC, stop_at_operand=False)
+    names = {name.split("=", 1)[0] for name, _value in scan.options}
+    scripts = [v for n, v in scan.options if n in ("-e", "--expression") and v is not None]
+    given = bool(names & {"-e", "--expression", "-f", "--file"})
+    if not given and scan.rest:
+        scripts.append(scan.rest[0])
+    found = [
+        Target(m.group(1).strip())
+        for script in scripts
+        for m in _SED_WRITE.finditer(script)
+        if m.group(1).strip() not in ("/dev/stdout", "/dev/stderr")
+    ]
+    if names & {"-i", "--in-place"}:
+        found.extend(Target(o) for o in (scan.rest if given else scan.rest[1:]))
+    return found
+
+
+def _find(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    found: list[Target] = []
+    roots: list[str] = []
+    for arg in args:
+        if arg.startswith(("-", "(", "!")) or arg == ",":
+            break
+        roots.append(arg)
+    for index, arg in enumerate(args):
+        if arg in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < len(args):
+            found.append(Target(args[index + 1]))
+        elif arg == "-delete":
+            found.extend(Target(root, tree=True) for root in roots or ["."])
+    return found
+
+
+def _split(default: str, prefix_options: Sequence[str], spec: OptionSpec) -> Writes:
+    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
+        options, operands = _operands(args, spec)
+        prefix = next((str(options[o]) for o in prefix_options if options.get(o)), None)
+        if prefix is None:
+            prefix = operands[1] if default == "x" and len(operands) > 1 else default
+        return [Target(prefix + "aa"), Target(prefix + "00")]
+
+    return writes
+
+
+_TAR_SPEC = OptionSpec(
+    short_value="fCbgKLNTVXHIF",
+    long_value=frozenset({"--file", "--directory"}),
+)
+
+
+def _tar(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    args = list(args)
+    if args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
+    scan = scan_options(args, _TAR_SPEC, stop_at_operand=False)
+    names = {n for n, _v in scan.options}
+    values = dict(scan.options)
+    if names & {"-x", "--extract", "--get"}:
+        if names & {"-O", "--to-stdout"}:
+            return []
+        return [Target(str(values.get("-C") or values.get("--directory") or "."), tree=True)]
+    if names & {"-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate"}:
+        archive = values.get("-f") or values.get("--file")
+        return [Target(archive)] if archive and archive != "-" else []
+    return []
+
+
+def _unzip(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    options, _ignored = _operands(args, OptionSpec(short_value="dxP"))
+    if "-l" in options or "-p" in options or "-t" in options or "-Z" in options or "-v" in options:
+        return []
+    return [Target(str(options.get("-d") or "."), tree=True)]
+
+
+def _rsync(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    _options, operands = _operands(args, OptionSpec(short_value="eBTM", long_flags=None))
+    if len(operands) < 2 or ":" in operands[-1]:
+        return []
+    return [Target(operands[-1], tree=True)]
+
+
+def _patch(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    options, operands = _operands(
+        args, OptionSpec(short_value="oidpDFBrVYzgiX", long_value=frozenset({"--output", "--directory", "--input"}))
+    )
+    out = options.get("-o") or options.get("--output")
+    if out:
+        return [Target(out)] if out != "-" else []
+    if "--dry-run" in options or "-C" in options:
+        return []
+    if operands:
+        return [Target(operands[0])]
+    return [Target(str(options.get("-d") or options.get("--directory") or "."), tree=True)]
+
+
+def _download(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    scan = scan_options(
+        list(args),
+        OptionSpec(
+            short_value="oOPdHXAeEuTwmxyzbcrC",
+            long_value=frozenset({"--output", "--output-document", "--directory-prefix", "--output-dir"}),
+        ),
+        stop_at_operand=False,
+    )
+    found = []
+    for name, value in scan.options:
+        if name in ("-o", "--output", "--output-document") and value and value != "-":
+            found.append(Target(value))
+    return found
+
+
+_CURL_OUT = OptionSpec(
+    short_value="odHXAeEuTwmxyzbcrCKFUQDhY",
+    short_flags=None,
+    long_value=frozenset({"--output", "--output-dir", "--config", "--dump-header", "--trace", "--trace-ascii"}),
+)
+
+
+def _curl(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    scan = scan_options(list(args), _CURL_OUT, stop_at_operand=False)
+    found = []
+    for name, value in scan.options:
+        if name in ("-o", "--output", "-D", "--dump-header", "--trace", "--trace-ascii", "-c") and value:
+            if value != "-":
+                found.append(Target(value))
+        elif name in ("-O", "--remote-name", "-J", "--remote-header-name", "--remote-name-all"):
+            found.append(Target(".", tree=True))
+    return found
+
+
+def _wget(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    scan = scan_options(
+        list(args),
+        OptionSpec(
+            short_value="OPoaeiDBTtUwQlAR",
+            long_value=frozenset({"--output-document", "--directory-prefix", "--output-file", "--append-output"}),
+        ),
+        stop_at_operand=False,
+    )
+    options = dict(scan.options)
+    document = options.get("-O") or options.get("--output-document")
+    found = [Target(v) for n, v in scan.options if n in ("-o", "--output-file", "-a", "--append-output") and v]
+    if document:
+        return found + ([Target(document)] if document != "-" else [])
+    folder = options.get("-P") or options.get("--directory-prefix") or "."
+    return [*found, Target(str(folder), tree=True)]
+
+
+_GIT_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color", "--get-colorbool"}
+)
+_GIT_CONFIG_WRITES = frozenset(
+    {
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "--edit",
+        "-e",
+    }
+)
+
+
+def _git_config(args: Sequence[str]) -> list[Target]:
+    scan = scan_options(
+        list(args),
+        OptionSpec(short_value="f", long_value=frozenset({"--file", "--blob", "--type", "--default", "--comment"})),
+        stop_at_operand=False,
+    )
+    names = {n.split("=", 1)[0] for n, _v in scan.options}
+    values = dict(scan.options)
+    operands = list(scan.rest)
+    action = (
+        operands[0]
+        if operands and operands[0] in ("get", "list", "set", "unset", "rename-section", "remove-section", "edit")
+        else None
+    )
+    if action is not None:
+        operands = operands[1:]
+    writes = action in ("set", "unset", "rename-section", "remove-section", "edit") or bool(names & _GIT_CONFIG_WRITES)
+    if action is None and not names & _GIT_CONFIG_READS and len(operands) >= 2:
+        writes = True
+    if not writes:
+        return []
+    file = values.get("-f") or values.get("--file")
+    if file:
+        return [Target(file)]
+    if "--global" in names:
+        return [Target("~/.gitconfig")]
+    if "--system" in names:
+        return [Target("/etc/gitconfig")]
+    return [Target(".git/config")]
+
+
+def _git_paths(operands: Sequence[str], after_dash: Sequence[str] | None) -> list[Target]:
+    return [Target(p) for p in (after_dash if after_dash is not None else operands)]
+
+
+_GIT_SUB_SPEC = OptionSpec(
+    short_value="bBsUpo",
+    long_value=frozenset(
+        {"--source", "--pathspec-from-file", "--directory", "--unidiff-zero", "--exclude", "--include"}
+    ),
+)
+
+
+def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    from maia.permissions.programs import git_subcommand
+
+    sub, tail = git_subcommand(args)
+    outputs: list[Target] = []
+    for index, word in enumerate(tail):
+        if word == "--":
+            break
+        if word.startswith("--output="):
+            outputs.append(Target(word.split("=", 1)[1]))
+        elif (word == "--output" or (word == "-o" and sub in ("archive", "bundle"))) and index + 1 < len(tail):
+            outputs.append(Target(tail[index + 1]))
+    if outputs:
+        return outputs
+    if sub == "config":
+        return _git_config(tail)
+    if sub in ("checkout", "restore"):
+        dash = list(tail).index("--") if "--" in tail else -1
+        after = list(tail[dash + 1 :]) if dash >= 0 else None
+        _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
+        if sub == "restore":
+            return _git_paths(operands, after if after is not None else None) + (
+                [Target(p) for p in after] if after is not None and operands else []
+            )
+        if after is not None:
+            return [Target(p) for p in after]
+        return [Target(p) for p in operands[1:]]  # git checkout BRANCH FILE…
+    if sub == "apply":
+        options, _ops = _operands(tail, _GIT_SUB_SPEC)
+        if set(options) & {"--check", "--stat", "--numstat", "--summary", "--cached"} and not set(options) & {
+            "--index",
+            "--apply",
+        }:
+            return []
+        return [Target(str(options.get("--directory") or "."), tree=True)]
+    if sub == "worktree":
+        _options, operands = _operands(tail, OptionSpec(short_value="bB", long_value=frozenset({"--reason"})))
+        if operands[:1] == ["add"] and len(operands) > 1:
+            return [Target(operands[1], tree=True)]
+        if operands[:1] in (["move"],) and len(operands) > 2:
+            return [Target(operands[2], tree=True)]
+        return []
+    if sub == "clone":
+        _options, operands = _operands(
+            tail, OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"}))
+        )
+        return [Target(operands[1], tree=True)] if len(operands) > 1 else []
+    if sub in ("format-patch",):
+        options, _ops = _operands(tail, OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})))
+        folder = options.get("-o") or options.get("--output-directory")
+        return [Target(folder, tree=True)] if folder else []
+    return []
+
+
+_PLAIN = OptionSpec(long_flags=None)
+
+
+def _zip_archive(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    _options, operands = _operands(args, OptionSpec(short_value="bnOtTx", long_flags=None))
+    if not operands:
+        return []
+    archive = operands[0]
+    return [Target(archive), Target(archive + ".zip")]
+
+
+def _unpack(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """cpio -i, ar x, 7z x/e, unrar x/e, jar x: files named by the archive."""
+    words = list(args)
+    first = words[0] if words else ""
+    if first in ("x", "e") or first.lstrip("-").startswith(("x", "i")) or "-i" in words or "--extract" in words:
+        folder = next((w[2:] for w in words if w.startswith("-o") and len(w) > 2), ".")
+        return [Target(folder, tree=True)]
+    if first.startswith(("r", "q", "a", "c", "u", "-c", "-o")) and len(words) > 1:
+        return [Target(words[1])]  # the archive made or changed
+    return []
+
+
+def _openssl(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    return [
+        Target(args[i + 1]) for i, w in enumerate(args[:-1]) if w in ("-out", "-keyout", "-certout", "-outform_file")
+    ]
+
+
+def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    options, operands = _operands(args, OptionSpec(short_value="S", long_value=frozenset({"--suffix"})))
+    if set(options) & {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"}:
+        return []
+    return [Target(o) for o in operands if o != "-"]
+
+
+TABLES: tuple[Table, ...] = (
+    Table(
+        ("sort",),
+        long=frozenset(
+            [
+                "--ignore-leading-blanks",
+                "--dictionary-order",
+                "--ignore-case",
+                "--general-numeric-sort",
+                "--ignore-nonprinting",
+                "--month-sort",
+                "--human-numeric-sort",
+                "--numeric-sort",
+                "--random-sort",
+                "--random-source",
+                "--reverse",
+                "--sort",
+                "--version-sort",
+                "--batch-size",
+                "--check",
+                "--debug",
+                "--files0-from",
+                "--key",
+                "--merge",
+                "--stable",
+                "--buffer-size",
+                "--field-separator",
+                "--temporary-directory",
+                "--parallel",
+                "--unique",
+                "--zero-terminated",
+                "--help",
+                "--version",
+            ]
+        ),
+        complete=True,
+        dangerous=frozenset({"--output", "--compress-program"}),
+        writes=_option_values(
+            OptionSpec(
+                short_value="okStT",
+                long_value=frozenset(
+                    {"--output", "--key", "--buffer-size", "--field-separator", "--temporary-directory"}
+                ),
+            ),
+            ("-o", "--output"),
+        ),
+        match=("sort -o .env data.txt", "sort --o=.env data.txt", "sort --outp .env x", "sort --zz x"),
+        not_match=("sort -n data.txt", "sort --rev data.txt", "sort -k2 -t, data.txt"),
+    ),
+    Table(
+        ("make", "gmake"),
+        long=frozenset(
+            [
+                "--always-make",
+                "--directory",
+                "--debug",
+                "--environment-overrides",
+                "--file",
+                "--makefile",
+                "--help",
+                "--ignore-errors",
+                "--include-dir",
+                "--jobs",
+                "--keep-going",
+                "--load-average",
+                "--check-symlink-times",
+                "--just-print",
+                "--dry-run",
+                "--recon",
+                "--output-sync",
+                "--old-file",
+                "--assume-old",
+                "--print-data-base",
+                "--question",
+                "--no-builtin-rules",
+                "--no-builtin-variables",
+                "--silent",
+                "--quiet",
+                "--no-silent",
+                "--stop",
+                "--no-keep-going",
+                "--touch",
+                "--trace",
+                "--version",
+                "--print-directory",
+                "--no-print-directory",
+                "--what-if",
+                "--new-file",
+                "--assume-new",
+                "--warn-undefined-variables",
+                "--shuffle",
+            ]
+        ),
+        complete=True,
+        dangerous=frozenset({"--eval"}),
+        match=("make --ev='x:; true' x", "make --eval=x", "make --nonsense"),
+        not_match=("make", "make -j4 test", "make --keep-go test"),
+    ),
+    Table(
+        ("git",),
+        dangerous=frozenset(
+            {
+                "--upload-pack",
+                "--receive-pack",
+                "--exec",
+                "--output",
+                "--ext-diff",
+                "--textconv",
+                "--open-files-in-pager",
+                "--extcmd",
+                "--template",
+                "--separate-git-dir",
+                "--config",
+            }
+        ),
+        # real options that are also the start of a dangerous one
+        long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
+        writes=_git,
+        triggers=frozenset(
+            {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
+        ),
+        match=(
+            "git log --output=.env -1",
+            "git archive -o .env HEAD",
+            "git fetch --upload='touch x;:' .",
+            "git log --out=.env -1",
+            "git config core.pager cat",
+            "git checkout -- .env",
+            "git restore .env",
+            "git apply x.patch",
+            "git worktree add ../w",
+        ),
+        not_match=("git status", "git log --oneline -5", "git diff --text", "git config --get user.name"),
+    ),
+    Table(
+        ("tar", "gtar", "bsdtar"),
+        dangerous=frozenset(
+            {
+                "--to-command",
+                "--checkpoint-action",
+                "--use-compress-program",
+                "--info-script",
+                "--new-volume-script",
+                "--rsh-command",
+                "--rmt-command",
+            }
+        ),
+        long=frozenset(
+            {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
+        ),
+        writes=_tar,
+        match=("tar -xf a.tar", "tar xzf a.tgz", "tar --to-com=sh -xf a.tar", "tar -cf out.tar src"),
+        not_match=("tar -tf a.tar", "tar -xOf a.tar f", "tar --to-stdout -xf a.tar"),
+    ),
+    Table(
+        ("rg",),
+        dangerous=frozenset({"--pre", "--hostname-bin", "--search-zip"}),
+        long=frozenset({"--pre-glob"}),
+        match=("rg --pre cat x", "rg --search-zip x"),
+        not_match=("rg -n TODO src", "rg --pre-glob '*.gz' x"),
+    ),
+    Table(
+        ("zip",),
+        dangerous=frozenset({"--unzip-command", "--test"}),
+        writes=_zip_archive,
+        match=("zip --unzip-command='sh -c x' -T a.zip f", "zip .env data.txt", "zip -r a.zip src"),
+        not_match=("zip",),
+    ),
+    Table(
+        ("npm", "pnpm", "yarn"),
+        dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
+        match=("npm --script-sh=/bin/x run t",),
+        not_match=("npm test", "npm run build"),
+    ),
+    Table(
+        ("rsync",),
+        dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
+        writes=_rsync,
+        match=("rsync -a src/ dst/", "rsync --rsync-p='x' a b:c"),
+        not_match=("rsync -a src/ host:dst/",),
+    ),
+    Table(
+        ("cp",),
+        long=_COPY_LONG,
+        writes=_copy_like(removes_sources=False),
+        match=("cp a .env", "cp -t out a b", "cp a b c/", "cp --target-d=out a"),
+        not_match=("cp --help",),
+    ),
+    Table(
+        ("mv",),
+        long=_COPY_LONG,
+        writes=_copy_like(removes_sources=True),
+        match=("mv .env x", "mv a b"),
+        not_match=("mv --version",),
+    ),
+    Table(
+        ("install",),
+        long=_COPY_LONG | {"--directory"},
+        writes=_copy_like(removes_sources=False),
+        match=("install -m 644 a .env", "install -d out"),
+        not_match=("install --help",),
+    ),
+    Table(
+        ("ln",),
+        long=_COPY_LONG,
+        writes=_ln,
+        match=("ln .env notes.txt", "ln -s ../x link", "ln -s /etc/passwd"),
+        not_match=(),
+    ),
+    Table(("link",), writes=_nth_operand(_PLAIN, 1), match=("link a b",), not_match=("link a",)),
+    Table(
+        ("tee",),
+        long=frozenset({"--append", "--ignore-interrupts", "--output-error", "--help", "--version"}),
+        complete=True,
+        writes=_all_operands(OptionSpec(short_flags="aip", long_flags=None)),
+        match=("tee .maia/settings.local.json", "tee -a log", "tee --app log"),
+        not_match=("tee", "tee --help"),
+    ),
+    Table(
+        ("find",),
+        writes=_find,
+        match=("find . -fprint .env", "find build -delete"),
+        not_match=("find . -name x",),
+    ),
+    Table(("dd",), writes=_dd, match=("dd if=a of=.env",), not_match=("dd if=a",)),
+    Table(
+        ("sed", "gsed"),
+        writes=_sed,
+        long=frozenset(
+            [
+                "--quiet",
+                "--silent",
+                "--debug",
+                "--expression",
+                "--file",
+                "--follow-symlinks",
+                "--in-place",
+                "--line-length",
+                "--null-data",
+                "--zero-terminated",
+                "--posix",
+                "--regexp-extended",
+                "--separate",
+                "--sandbox",
+                "--unbuffered",
+                "--help",
+                "--version",
+            ]
+        ),
+        complete=True,
+        match=(
+            "sed -i s/a/b/ .env",
+            "sed --in-pl s/a/b/ f",
+            "sed -n -e p -i f",
+            "sed 'w .env' f",
+            "sed -e 's/a/b/w .env' f",
+        ),
+        not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f"),
+    ),
+    Table(
+        ("uniq",),
+        long=frozenset(
+            [
+                "--count",
+                "--repeated",
+                "--all-repeated",
+                "--skip-fields",
+                "--group",
+                "--ignore-case",
+                "--skip-chars",
+                "--unique",
+                "--zero-terminated",
+                "--check-chars",
+                "--help",
+                "--version",
+            ]
+        ),
+        complete=True,
+        writes=_nth_operand(OptionSpec(short_value="fsw", long_value=frozenset()), 1),
+        match=("uniq data.txt .env", "uniq -c a b"),
+        not_match=("uniq data.txt", "uniq -c -"),
+    ),
+    Table(
+        ("shuf",),
+        long=frozenset(
+            [
+                "--echo",
+                "--input-range",
+                "--head-count",
+                "--random-source",
+                "--repeat",
+                "--zero-terminated",
+                "--help",
+                "--version",
+            ]
+        ),
+        complete=True,
+        dangerous=frozenset({"--output"}),
+        writes=_option_values(
+            OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
+            ("-o", "--output"),
+        ),
+        match=("shuf -o .env a", "shuf --out=x a"),
+        not_match=("shuf -n1 a",),
+    ),
+    Table(
+        ("xxd",),
+        writes=_nth_operand(OptionSpec(short_value="cglosn", single_dash_long=frozenset({"-cols", "-len"})), 1),
+        match=("xxd -r a .env",),
+        not_match=("xxd a",),
+    ),
+    Table(
+        ("iconv",),
+        long=frozenset(
+            ["--from-code", "--to-code", "--list", "--silent", "--verbose", "--help", "--usage", "--version"]
+        ),
+        complete=True,
+        dangerous=frozenset({"--output"}),
+        writes=_option_values(
+            OptionSpec(short_value="fto", long_value=frozenset({"--output", "--from-code", "--to-code"})),
+            ("-o", "--output"),
+        ),
+        match=("iconv -f utf8 -t ascii -o .env a", "iconv --outp=x a"),
+        not_match=("iconv -f utf8 -t ascii a", "iconv -l"),
+    ),
+    Table(
+        ("split",),
+        writes=_split("x", ("--prefix",), OptionSpec(short_value="abClnt", long_value=frozenset())),
+        match=("split -b1 data .env",),
+        not_match=(),
+    ),
+    Table(
+        ("csplit",),
+        writes=_split("xx", ("-f", "--prefix"), OptionSpec(short_value="bfn", long_value=frozenset({"--prefix"}))),
+        match=("csplit -f .e data 1",),
+        not_match=(),
+    ),
+    Table(("unzip",), writes=_unzip, match=("unzip a.zip", "unzip a.zip -d out"), not_match=("unzip -l a.zip",)),
+    Table(
+        ("sponge",), writes=_nth_operand(OptionSpec(short_flags="a"), 0), match=("sponge .env",), not_match=("sponge",)
+    ),
+    Table(
+        ("cpio", "ar", "7z", "7za", "7zr", "unrar", "jar"),
+        writes=_unpack,
+        match=("cpio -id", "ar x lib.a", "7z x a.7z", "unrar x a.rar", "jar xf a.jar"),
+        not_match=("ar t lib.a", "7z l a.7z"),
+    ),
+    Table(
+        ("openssl",),
+        writes=_openssl,
+        match=("openssl enc -in a -out .env", "openssl genrsa -out key.pem"),
+        not_match=("openssl version",),
+    ),
+    Table(
+        ("less", "more"),
+        dangerous=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
+        match=("less --log=x f", "less --lesskey-s=k f"),
+        not_match=("less -R f",),
+    ),
+    Table(
+        ("patch",),
+        long=frozenset({"--output", "--directory", "--input", "--dry-run"}),
+        writes=_patch,
+        match=("patch -p1", "patch f.txt", "patch -o out a"),
+        not_match=("patch -o - a",),
+    ),
+    Table(
+        ("rm", "unlink", "shred", "rmdir", "mkfifo", "mknod"),
+        writes=_all_operands(OptionSpec(short_value="nsm", long_flags=None)),
+        match=("rm .env", "rmdir build", "shred -u .env"),
+        not_match=("rm --help",),
+    ),
+    Table(
+        ("touch",),
+        writes=_all_operands(OptionSpec(short_value="drt", long_value=frozenset({"--reference", "--date"}))),
+        match=("touch .env", "touch -d now x"),
+        not_match=("touch -r a",),
+    ),
+    Table(
+        ("mkdir",),
+        writes=_all_operands(OptionSpec(short_value="mZ", long_value=frozenset({"--mode", "--context"}))),
+        match=("mkdir -p .git/hooks",),
+        not_match=("mkdir --help",),
+    ),
+    Table(
+        ("truncate",),
+        writes=_all_operands(OptionSpec(short_value="rs", long_value=frozenset({"--reference", "--size"}))),
+        match=("truncate -s0 .env",),
+        not_match=(),
+    ),
+    Table(
+        ("chmod", "chown", "chgrp"),
+        writes=_all_operands(OptionSpec(long_value=frozenset({"--reference", "--from"})), skip=1),
+        match=("chmod +x .git/hooks/pre-commit", "chmod 600 .env"),
+        not_match=("chmod 600",),
+    ),
+    Table(
+        ("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma", "unlzma", "compress"),
+        writes=_gzip_like,
+        match=("gzip .env", "gunzip a.gz"),
+        not_match=("gzip -c a", "gunzip -l a.gz", "zstd -c a"),
+    ),
+    Table(
+        ("curl",),
+        writes=_curl,
+        match=("curl -o .env https://x", "curl -O https://x/y"),
+        not_match=("curl -s https://x",),
+    ),
+    Table(
+        ("wget",),
+        long=frozenset({"--output-document", "--output-file", "--append-output", "--directory-prefix"}),
+        dangerous=frozenset({"--execute", "--use-askpass", "--post-file", "--body-file"}),
+        writes=_wget,
+        match=("wget https://x/y", "wget -O .env https://x"),
+        not_match=("wget -O - https://x",),
+    ),
+    Table(
+        ("time",),
+        writes=_option_values(
+            OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
+        ),
+        match=("time -o .env ls",),
+        not_match=("time ls",),
+    ),
+)
+
+BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
+
+
+def written(words: Sequence[str], launch: Path | None) -> list[Target]:
+    """The files a command writes, as its table reads them (long option prefixes spelled out)."""
+    from maia.permissions.programs import program_name
+
+    if not words:
+        return []
+    table = BY_NAME.get(program_name(words[0]))
+    if table is None or table.writes is None:
+        return []
+    if table.triggers is not None and table.triggers.isdisjoint(words):
+        return []
+    args = read_long(words[1:], table).args if (table.long or table.dangerous) else list(words[1:])
+    return table.writes(args, launch)
+
+
+def check_examples() -> list[str]:
+    """Every table's examples, checked: the failures, in words (empty when all hold)."""
+    from maia.permissions.parts import Part
+    from maia.permissions.programs import dangers, inner_commands
+
+    failures: list[str] = []
+    seen: set[str] = set()
+    for table in TABLES:
+        failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
+        seen.update(table.names)
+    launch = Path("/nonexistent-maia-launch")
+    for table in TABLES:
+        for command in (*table.match, *table.not_match):
+            words = tuple(shlex.split(command))
+            if words[0] not in table.names:
+                failures.append(f"{table.names[0]}: example {command!r} runs another program")
+                continue
+            part = Part(words)
+            found = (
+                bool(written(words, launch))
+                or bool(dangers(part, launch))
+                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
+            )
+            if found != (command in table.match):
+                failures.append(
+                    f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
+                )
+    return failures
