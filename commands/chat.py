@@ -43,6 +43,19 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
     env = environment()
+    from maia.paths import settings_path
+
+    if not settings_path(env.home).exists():
+        # a first `maia`: offer the guided set-up rather than a JSON sample to copy by hand
+        from .configure import run_setup
+
+        click.echo(_("MAIA is not set up yet ({path} does not exist).").format(path=settings_path(env.home)))
+        if not click.confirm(_("Set it up now?"), default=True):
+            click.echo(_("Run `maia setup` when you are ready."))
+            raise SystemExit(1)
+        if not run_setup():
+            raise SystemExit(1)
+        click.echo()
     settings = load_settings(env.home)
     choice = resolve_model(model, env.launch, env.home, settings=settings)
     from maia.ui.chat import ChatOptions, run_chat

@@ -1,0 +1,49 @@
+"""A newcomer's first day (issue 28), in a real pseudo-terminal: set-up, keys, the bar, pastes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_httpserver import HTTPServer
+
+from tests.commands.test_setup import serve
+from tests.e2e.terminal import Terminal, chat_env
+
+
+def test_first_maia_offers_the_set_up_then_chats(httpserver: HTTPServer, home: Path, project: Path) -> None:
+    serve(httpserver)
+    term = Terminal([], project, chat_env(home, project), 100, 30)
+    try:
+        term.wait_for("MAIA is not set up yet")
+        term.wait_for("Set it up now? [Y/n]")
+        term.send("\r")
+        term.wait_for("Proxy address [http://localhost:4000]:")
+        term.send(httpserver.url_for("") + "\r")
+        term.wait_for("Proxy key (hidden; Enter for none):")
+        term.send("sk-good\r")
+        term.wait_for("offers 3 models")
+        term.wait_for("Default model (number or name) [alpha]:")
+        term.send("2\r")
+        term.wait_for("Saved ")
+        # then the chat starts, with the model chosen
+        term.wait_for("beta")
+        term.wait_until(lambda: "┈┈┈" in term.text(), "the input box never appeared")
+        assert "sk-good" not in term.everything()  # the key is never echoed
+        saved = json.loads((home / "settings.json").read_text())
+        assert saved == {"LiteLLM_URL": httpserver.url_for(""), "LiteLLM_API_Key": "sk-good", "DefaultModel": "beta"}
+    finally:
+        term.close()
+
+
+def test_first_maia_declined_says_how(home: Path, project: Path) -> None:
+    term = Terminal([], project, chat_env(home, project), 100, 30)
+    try:
+        term.wait_for("Set it up now? [Y/n]")
+        term.send("n\r")
+        term.wait_exit()
+        assert "maia setup" in term.everything()
+        term.child.close()
+        assert term.child.exitstatus == 1
+    finally:
+        term.close()
