@@ -71,6 +71,8 @@ class AgentSession:
     interrupted: Literal["kept", "rolled_back"] | None = None
     # "always" answers: (rules, kept in the project's local settings) → the application remembers them
     remember: Callable[[Sequence[str], bool], None] | None = None
+    # what the user typed for the request being sent, when the front end knows it (kept in the session)
+    typed_request: str | None = None
     _streaming: list[str] | None = None  # the text of the answer being streamed
     _runner: ToolRunner | None = None  # the tool calls being run
 
@@ -123,11 +125,13 @@ def add_request(session: AgentSession, user_text: str) -> None:
     """Join the pending context to the text in one user message (merged into the last one if due)."""
     text = "\n\n".join([*session.pending_context, user_text]) if session.pending_context else user_text
     session.pending_context.clear()
+    typed = session.typed_request if session.typed_request is not None else user_text
+    block = TextBlock(text, typed=typed if typed != text else None)
     if session.can_resume:
         last = session.messages[-1]
-        session.messages[-1] = Message("user", [*last.content, TextBlock(text)])
+        session.messages[-1] = Message("user", [*last.content, block])
     else:
-        session.messages.append(Message("user", [TextBlock(text)]))
+        session.messages.append(Message("user", [block]))
     session.merge_next = False
 
 

@@ -330,7 +330,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         record.attach()
         await app.context_size()
         text = await _prepare(app, options, ui)
-        result = await app.send(text, on_wait=_make_waiter(options, ui))
+        result = await app.send(text, on_wait=_make_waiter(options, ui), typed=options.prompt)
         if result == "max_iterations":
             status, code = "max_iterations", int(ExitStatus.ITERATION_LIMIT)
             ui.on_warning(

@@ -216,9 +216,12 @@ class SessionInfo:
 
 def first_prompt(messages: list[Message], limit: int = 80) -> str:
     """The first thing the user typed, on one line (for listings)."""
+    from maia.codec import user_words
+
     for message in messages:
-        if message.role == "user" and message.text.strip():
-            line = " ".join(message.text.split())
+        words = user_words(message) if message.role == "user" else ""
+        if words.strip():
+            line = " ".join(words.split())
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
 

@@ -461,7 +461,7 @@ class ChatApp:
                 self.app.attach(context)
             for error in await self.app.attach_resources(prepared.text):
                 self.ui.warn(error)
-            await self.turn(prepared.text)
+            await self.turn(prepared.text, typed=text)
 
     async def run_bang(self, command: str | None) -> None:
         """Run a ``!`` command (its output shown live while it runs); its output joins the next request."""
@@ -543,14 +543,15 @@ class ChatApp:
     async def _continue_series(self, limit: int) -> bool:
         return await self.ui.confirm(_("{count} iterations done. Continue?").format(count=limit))
 
-    async def turn(self, text: str) -> None:
-        """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept."""
+    async def turn(self, text: str, typed: str | None = None) -> None:
+        """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept.
+        ``typed``: the line as the user typed it, when ``text`` is not that (a skill's prompt…)."""
         self.ui.set_busy(True, _("Thinking"))
         before = self.app.conversation.marker()
         try:
             try:
                 result = await self.cancellable(
-                    self.app.send(text, on_wait=self.wait_before_retry, on_limit=self._continue_series)
+                    self.app.send(text, on_wait=self.wait_before_retry, on_limit=self._continue_series, typed=typed)
                 )
             except MaiaError as error:
                 if self.ui.store.live_text:
@@ -626,6 +627,7 @@ class ChatApp:
 
     def replay(self, messages: list[Message], start_context: str | None) -> None:
         """Show a loaded conversation as it was shown live: summaries of calls, results in call order."""
+        from maia.codec import typed_text
         from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
 
         if start_context:
@@ -637,7 +639,9 @@ class ChatApp:
             for block in message.content:
                 if isinstance(block, TextBlock) and block.text:
                     if message.role == "user":
-                        self.ui.show_user(block.text[:1500] + ("…" if len(block.text) > 1500 else ""))
+                        words = typed_text(block)  # what the user typed, not the files attached to it
+                        if words.strip():
+                            self.ui.show_user(words[:1500] + ("…" if len(words) > 1500 else ""))
                     else:
                         self.ui.show_markdown(block.text)
                 elif isinstance(block, ToolUseBlock):

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
 from tests.commands.test_setup import serve
+from tests.e2e.conftest import ready
 from tests.e2e.terminal import Terminal, chat_env
+
+CHAT = "/v1/chat/completions"
 
 
 def test_first_maia_offers_the_set_up_then_chats(httpserver: HTTPServer, home: Path, project: Path) -> None:
@@ -47,3 +51,29 @@ def test_first_maia_declined_says_how(home: Path, project: Path) -> None:
         assert term.child.exitstatus == 1
     finally:
         term.close()
+
+
+def test_resume_and_load_show_what_was_typed(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    from tests.app.helpers import maia as run_maia
+    from tests.streams import text_stream
+
+    (project / "big.txt").write_text("FILE-BODY-LINE\n" * 40)
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Read it."), content_type="text/event-stream")
+    done = run_maia("ask", "-m", "scripted-openai", "look at @big.txt")
+    assert done.returncode == 0, done.stderr
+    (name,) = [p.stem for p in (project / ".maia" / ".sessions").glob("*.json")]
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Hi."), content_type="text/event-stream")
+    assert run_maia("ask", "-m", "scripted-openai", "another one").returncode == 0
+    (other,) = [p.stem for p in (project / ".maia" / ".sessions").glob("*.json") if p.stem != name]
+    term = start(100, 40, "--resume", other)
+    ready(term)
+    term.wait_for("another one")
+    term.send("/load\r")
+    term.wait_for("· look at @big.txt")  # the list shows what was typed
+    term.answer("\r")
+    term.wait_for("loaded (2 messages)")
+    assert "❯ look at @big.txt" in term.everything()
+    assert "FILE-BODY-LINE" not in term.everything()
+    assert "The user attached" not in term.everything()
