@@ -27,8 +27,8 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
 
     Type a request and Enter; Alt+Enter or Ctrl+J for a new line; /help lists the commands;
     !command runs a shell command; @path attaches a file; §skill runs a skill. Ctrl+C interrupts
-    a request (what the model said and did so far is kept, /undo reverts file changes) or quits
-    at the prompt. The model chosen in the start-up list is remembered in ./.maia/config.json.
+    a request (what the model said and did so far is kept, /undo reverts file changes) or, twice
+    at the prompt, quits. The model chosen in the start-up list is remembered in ./.maia/config.json.
 
     Exit codes: 0 done, 1 error, 2 unknown session (--resume) or bad usage.
     """

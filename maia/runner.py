@@ -28,6 +28,14 @@ MAX_PARALLEL_TOOLS = 8
 OFF_LOOP_INPUT = 8_000  # characters of input past which the permission check runs in a thread
 STOP_FOR_MODEL = "The user stopped this iteration: this tool was not run. Wait for the user's next message."
 NOT_RUN_FOR_MODEL = "Not run: the user stopped the iteration before this call."
+
+
+def not_run(reason: str) -> str:
+    """What the user sees for a call refused without a rule: the reason, said once "Not run"."""
+    prefix = _("Not run: {reason}").split("{reason}")[0]
+    if reason.startswith(("Not run:", prefix)):
+        return reason
+    return _("Not run: {reason}").format(reason=reason)
 USER_REFUSED = "The user refused this action."
 
 __all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "received", "validate_input"]
@@ -171,7 +179,7 @@ class ToolRunner:
         if verdict == Verdict.DENY:
             if rule is None:
                 text = decision.reason  # a refusal that no rule made (e.g. nobody can confirm): its own words
-                prepared.display = _("Not run: {reason}").format(reason=decision.reason)
+                prepared.display = not_run(decision.reason)
             else:
                 text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
                 prepared.display = _("Denied by the rule {rule}.").format(rule=rule)

@@ -45,7 +45,7 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
             [
                 (_("Enter"), _("send (while a turn runs: queue, sent when it ends; ↑ edits it, Esc drops it)")),
                 (_("Alt+Enter, Ctrl+J"), _("new line")),
-                (_("Esc, Ctrl+C"), _("interrupt the turn; Ctrl+C also clears the input, or quits when it is empty")),
+                (_("Esc, Ctrl+C"), _("interrupt the turn; Ctrl+C also clears the input, or, twice when it is empty, quits")),
                 (_("Ctrl+D"), _("quit (on an empty input)")),
                 (_("Shift+Tab"), _("approval mode: ask → edits → plan")),
                 (_("/ and @ , Tab"), _("complete a command, a skill, a file")),
@@ -427,6 +427,22 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
     )
 
 
+def _permission_summary(chat: ChatApp) -> str:
+    """One line: the rule files in force and how many rules each holds, and this session's rules."""
+    rules = chat.app.conversation.loadout.rules
+    session = chat.app.session_rules
+    counts = [
+        f"{s.path} ({len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny)})"
+        for s in rules.sources
+        if s.exists and not s.ruleset.empty
+    ]
+    if session:
+        counts.append(_("this session ({count})").format(count=len(session)))
+    if not counts:
+        return _("No permission rules defined: every tool use asks for confirmation.")
+    return _("Permission rules loaded: {files}.").format(files=", ".join(counts))
+
+
 async def cmd_status(chat: ChatApp, args: str) -> None:
     """/status: model, context, session, mode, cost; what start-up loaded; MCP servers' health."""
     app = chat.app
@@ -450,7 +466,11 @@ async def cmd_status(chat: ChatApp, args: str) -> None:
     lines = _columns(rows)
     if chat.details.context:
         lines.append(chat.details.context)
-    lines.extend(chat.details.lines)
+    # the rules as they are now ("always" answers add some after start-up), not as start-up found them
+    none = _("No permission rules defined: every tool use asks for confirmation.")
+    loaded = _("Permission rules loaded: {files}.").split("{files}")[0]
+    lines.extend(line for line in chat.details.lines if line != none and not line.startswith(loaded))
+    lines.append(_permission_summary(chat))
     source = app.mcp
     for status in source.servers() if source is not None else []:
         state = {"ok": _("OK, {count} tools").format(count=status.tools)}.get(status.state, status.state)

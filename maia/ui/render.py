@@ -244,7 +244,7 @@ def question_lines(question: Question, inner: int, room: int) -> tuple[list[str]
     if question.stage == "rules":
         rules = ", ".join(question.rules)
         tail.append(fit(f"  {p.bold}{_('Always allow {rules}').format(rules=rules)}{p.reset}", inner))
-        hint = _("p: in this project (./.maia/settings.local.json) · s: for this session only · Esc: back")
+        hint = _("p: in this project (./.maia/settings.local.json) · t: this session only · Esc: back")
     else:
         keys = [_("y yes"), _("n no")]
         if question.rules:

@@ -609,7 +609,7 @@ class UIStore:
         if question.stage == "rules":
             if char == "p":
                 return Answer("always")
-            if char == "s":
+            if char == "t":  # not "s": s stops the turn one step earlier, a slip must not allow for the session
                 return Answer("always-session")
             if name in ("KEY_ESCAPE", "KEY_LEFT", "KEY_BACKSPACE"):
                 question.stage = "answer"

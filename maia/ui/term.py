@@ -58,6 +58,7 @@ IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing
 STREAM_FRAME = 0.03  # streamed text is drawn at most this often
 ANSWER_GUARD = 0.4  # a key this soon after a question appears, or after the previous key, never answers it
 DOUBLE_CTRL_C = 1.5  # a Ctrl+C this soon after one that interrupted a turn does not quit
+QUIT_WINDOW = 2.0  # at an idle prompt, a first Ctrl+C only says how to quit; a second one this soon quits
 WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
 PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
 PROGRESS_LINES = 4  # last lines of a running command's output shown
@@ -154,6 +155,7 @@ class TerminalUI:
         self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
         self._engaged = False  # a key went to the open question
         self._interrupted_at = -DOUBLE_CTRL_C
+        self._quit_armed_at = -QUIT_WINDOW
         self._waiting_since: float | None = None
         self._showing_wait = False
         self._approval: Approval | None = None
@@ -660,10 +662,24 @@ class TerminalUI:
                 event = await self._wait_event((Submit, Interrupt, EndOfInput))
                 if isinstance(event, Interrupt) and time.monotonic() - self._interrupted_at < DOUBLE_CTRL_C:
                     continue  # the second Ctrl+C of an interruption: not a request to quit
+                if isinstance(event, Interrupt) and time.monotonic() - self._quit_armed_at >= QUIT_WINDOW:
+                    # one stray Ctrl+C must not end the session: say how, and quit on a second one
+                    self._quit_armed_at = time.monotonic()
+                    hint = _("Press Ctrl+C again to quit (or Ctrl+D).")
+                    self.store.status = hint
+                    self.redraw()
+                    asyncio.get_running_loop().call_later(QUIT_WINDOW, self._clear_status, hint)
+                    continue
                 assert isinstance(event, Submit | Interrupt | EndOfInput)
                 return event
         finally:
             self._reading = False
+            self.redraw()
+
+    def _clear_status(self, text: str) -> None:
+        """Take ``text`` off the status line if it is still what the line says."""
+        if self.store.status == text:
+            self.store.status = ""
             self.redraw()
 
     def _question_room(self) -> int:

@@ -115,7 +115,7 @@ def test_always_in_this_project_saves_the_rule_and_the_same_call_is_not_asked_ag
     assert "│ echo first run" in term.text()  # the exact command, in the question
     term.answer("a")
     screen = term.wait_for("Always allow Bash(echo *)")
-    assert "p: in this project" in screen and "s: for this session only" in screen
+    assert "p: in this project" in screen and "t: this session only" in screen
     term.send("p")
     screen = term.wait_for("Both ran.")
     assert "yes, always in this project (Bash(echo *))" in screen
@@ -137,7 +137,7 @@ def test_always_for_this_session_is_not_written_anywhere(
     term.wait_for("Allow Bash: echo one?")
     term.answer("a")
     term.wait_for("Always allow Bash(echo *)")
-    term.send("s")  # at this stage s is "this session", not "stop"
+    term.send("t")  # this session (s, stop one step earlier, means nothing here)
     screen = term.wait_for("Done twice.")
     assert "yes, always in this session" in screen and "Allow Bash: echo two" not in term.everything()
     assert not (project / ".maia" / "settings.local.json").exists()
@@ -156,7 +156,7 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.wait_for("Allow Bash: echo one?")
     term.answer("a")
     term.wait_for("Always allow Bash(echo *)")
-    term.send("s")
+    term.send("t")
     term.wait_for("Ran once.")
     term.send("/permissions\r")
     screen = term.wait_for("This session")
@@ -314,7 +314,10 @@ def test_ctrl_c_clears_a_draft_and_a_second_ctrl_c_after_an_interruption_does_no
     term.pump(0.5)
     assert term.child.isalive() and "Your request" in draft(term)
     time.sleep(1.6)
-    term.send("\x03")  # later, at the empty prompt: quits
+    term.send("\x03")  # later, at the empty prompt: says how to quit, and does not yet
+    term.wait_for("Press Ctrl+C again to quit")
+    assert term.child.isalive()
+    term.send("\x03")  # the second one within 2 s quits
     term.child.expect(pexpect.EOF, timeout=20)
 
 
