@@ -43,6 +43,12 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
     env = environment()
+    if resume:
+        from maia.sessions import SessionStore
+
+        store = SessionStore.for_launch(env.launch)
+        if store.find(resume) is None:  # said before the screen is taken, not after the banner
+            raise store.not_found(resume)
     from maia.paths import settings_path
 
     if not settings_path(env.home).exists():

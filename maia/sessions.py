@@ -456,12 +456,15 @@ class SessionStore:
         return results
 
 
-MAIA_GITIGNORE = """# Written by MAIA: what stays on this machine (sessions, personal settings), this file included,
-# so that a MAIA run leaves `git status` clean. Commit .maia/settings.json, tools/, skills/, agents/.
+MAIA_GITIGNORE = """# Written by MAIA: what stays on this machine (sessions, personal settings, the model chosen in
+# the chat's list), this file included, so that a MAIA run leaves `git status` clean.
+# Commit .maia/settings.json, tools/, skills/, agents/.
 .sessions/
 settings.local.json
+config.json
 .gitignore
 """
+_OWN_GITIGNORE = "# Written by MAIA"
 
 
 def ensure_project_folders(launch: Path) -> str | None:
@@ -478,7 +481,14 @@ def ensure_project_folders(launch: Path) -> str | None:
             path=folder / ".sessions", error=error.strerror
         )
     ignore = folder / ".gitignore"
-    if not ignore.exists():
+    try:
+        current: str | None = ignore.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    # MAIA's own file, written by an older MAIA, is brought up to date; one the user wrote is theirs
+    if current is None and not ignore.exists() or current is not None and (
+        current.startswith(_OWN_GITIGNORE) and current != MAIA_GITIGNORE
+    ):
         with contextlib.suppress(OSError):  # a read-only folder: sessions still work, git may list them
             write_atomic(ignore, MAIA_GITIGNORE)
     return None

@@ -77,3 +77,16 @@ def test_resume_and_load_show_what_was_typed(
     assert "❯ look at @big.txt" in term.everything()
     assert "FILE-BODY-LINE" not in term.everything()
     assert "The user attached" not in term.everything()
+
+
+def test_resume_of_an_unknown_session_fails_before_the_banner(server: HTTPServer, home: Path, project: Path) -> None:
+    term = Terminal(["chat", "-m", "scripted-openai", "--resume", "nope"], project, chat_env(home, project), 100, 30)
+    try:
+        term.wait_exit()
+        screen = term.everything()
+        assert "No session named 'nope'" in screen
+        assert "Command-line AI assistant" not in screen and "▀▀▀" not in screen
+        term.child.close()
+        assert term.child.exitstatus == 2
+    finally:
+        term.close()

@@ -4,8 +4,12 @@ replays and `maia sessions` show those words, in new files and in files written 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 from pytest_httpserver import HTTPServer
 
 from tests.app.helpers import CHAT, chat_bodies, maia, session_files
@@ -52,3 +56,31 @@ def test_files_written_before_show_the_words_too(project: Path) -> None:
     assert entry["first_prompt"] == "what does @a.py do?"
     shown = maia("sessions", "show", "old").stdout
     assert "what does @a.py do?" in shown and "print(1)" not in shown
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_model_chosen_in_the_list_leaves_git_status_clean(server: HTTPServer, project: Path) -> None:
+    """Issue 28 item 14: ./.maia/config.json (the chat's remembered model) is in MAIA's .maia/.gitignore, also
+    when an older MAIA wrote that file."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True, env=env).stdout
+
+    git("init", "-q")
+    (project / "README").write_text("x\n")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    (project / ".maia").mkdir()
+    old = "# Written by MAIA: what stays on this machine\n.sessions/\nsettings.local.json\n.gitignore\n"
+    (project / ".maia" / ".gitignore").write_text(old)
+    (project / ".maia" / "config.json").write_text('{"model": "m"}')
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Hi."), content_type="text/event-stream")
+    assert maia("ask", "hello").returncode == 0
+    assert git("status", "--porcelain") == ""
+    # a .gitignore the user wrote there is left alone
+    (project / ".maia" / ".gitignore").write_text("mine\n")
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Hi."), content_type="text/event-stream")
+    assert maia("ask", "hello").returncode == 0
+    assert (project / ".maia" / ".gitignore").read_text() == "mine\n"
