@@ -291,8 +291,8 @@ class ChatApp:
             self.details.context = text
             if not quiet:
                 self.ui.info(text)
-        elif size.warning:
-            self.details.context = size.warning
+        if size.warning:  # an unknown size, or a proxy that cannot be reached at all
+            self.details.context = size.warning if not size.tokens else f"{self.details.context}\n{size.warning}"
             self.ui.warn(size.warning)
         self.ui.set_context(maximum=size.tokens)
 

@@ -90,3 +90,21 @@ def test_resume_of_an_unknown_session_fails_before_the_banner(server: HTTPServer
         assert term.child.exitstatus == 2
     finally:
         term.close()
+
+
+def test_a_wrong_proxy_address_is_said_at_start(
+    write_settings: Callable[..., Path], home: Path, project: Path
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write_settings(f"http://127.0.0.1:{port}")
+    term = Terminal(["chat", "-m", "some-model"], project, chat_env(home, project), 100, 30)
+    try:
+        screen = term.wait_for("maia setup")
+        assert f"LiteLLM is unreachable (http://127.0.0.1:{port}/v1/models)" in screen
+        assert "context size is unknown" not in screen
+    finally:
+        term.close()
