@@ -7,7 +7,7 @@ import pytest
 from maia.context.bar import bar_model, format_tokens
 from maia.context.window import parse_token_count, resolve_context_size
 from maia.contracts import TextDelta
-from maia.errors import ProviderUnreachable
+from maia.errors import HttpStatusError, ProviderUnreachable
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn
 from maia.provider.models import ModelInfo
 
@@ -114,8 +114,20 @@ async def test_litellm_first_then_settings_then_the_model() -> None:
 
 async def test_unknown_size_warns() -> None:
     async def failing() -> list[ModelInfo]:
-        raise ProviderUnreachable("http://x", "refused")
+        raise HttpStatusError(404, "no such route")
 
     provider = ScriptedProvider([ScriptedTurn([TextDelta("I do not know.")])])
     size = await resolve_context_size("m", list_models=failing, setting=None, provider=provider)
     assert size.tokens is None and size.warning is not None and "MaxContextTokens" in size.warning
+
+
+async def test_an_unreachable_proxy_is_said_as_such() -> None:
+    """Issue 28: a wrong LiteLLM_URL is named, not reported as an unknown context size."""
+
+    async def failing() -> list[ModelInfo]:
+        raise ProviderUnreachable("http://x/v1/models", "refused")
+
+    size = await resolve_context_size("m", list_models=failing, setting=64_000, provider=None)
+    assert size.tokens == 64_000
+    assert size.warning is not None and "LiteLLM is unreachable (http://x/v1/models)" in size.warning
+    assert "maia setup" in size.warning and "context size" not in size.warning
