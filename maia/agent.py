@@ -37,6 +37,7 @@ from maia.contracts import (
     Usage,
 )
 from maia.i18n import _
+from maia.paths import home_path
 from maia.permissions.engine import Decision
 from maia.runner import PermissionCheck, RunOutcome, ToolRunner
 
@@ -108,12 +109,12 @@ def truncation_warning(event: Truncated) -> str:
     if event.reason == "length":
         return _(
             "The answer was cut by the output token limit (finish reason: length). "
-            "Raise MaxOutputTokens in ~/.maia/settings.json if tool calls arrive incomplete."
-        )
+            "Raise MaxOutputTokens in {settings} if tool calls arrive incomplete."
+        ).format(settings=home_path("settings.json"))
     return _(
         "The answer stopped at exactly {tokens} output tokens with a tool call: it was probably cut by the "
-        "output token limit. Raise MaxOutputTokens in ~/.maia/settings.json."
-    ).format(tokens=event.output_tokens)
+        "output token limit. Raise MaxOutputTokens in {settings}."
+    ).format(tokens=event.output_tokens, settings=home_path("settings.json"))
 
 
 def _report_context(session: AgentSession) -> None:

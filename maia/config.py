@@ -384,3 +384,43 @@ def save_settings(home: Path, updates: Mapping[str, Any], remove: tuple[str, ...
     path = settings_path(home)
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
     return path
+
+
+def _names_server(rule: str, server: str) -> bool:
+    """Whether a rule is ``Mcp(server)`` or ``Mcp(server,…)``."""
+    compact = rule.replace(" ", "")
+    return compact == f"Mcp({server})" or compact.startswith(f"Mcp({server},")
+
+
+def enable_mcp_server(home: Path, server: str) -> Path | None:
+    """Add ``Mcp(server)`` to the allow list of the user's settings.json; the file's path, or None when there
+    is no settings file yet (writing one with only a rule would make it invalid)."""
+    if not settings_path(home).exists():
+        return None
+    data = read_settings_object(home)
+    perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
+    allow = [r for r in perms.get("allow", []) if isinstance(r, str)]
+    rule = f"Mcp({server})"
+    if rule not in allow:
+        return save_settings(home, {"permissions": {**perms, "allow": [*allow, rule]}})
+    return settings_path(home)
+
+
+def forget_mcp_server(home: Path, server: str) -> list[str]:
+    """Take the rules naming ``server`` out of the user's settings.json; the rules removed."""
+    if not settings_path(home).exists():
+        return []
+    data = read_settings_object(home)
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return []
+    removed: list[str] = []
+    kept: dict[str, Any] = dict(perms)
+    for family in ("allow", "ask", "deny"):
+        rules = perms.get(family)
+        if isinstance(rules, list):
+            removed.extend(r for r in rules if isinstance(r, str) and _names_server(r, server))
+            kept[family] = [r for r in rules if not (isinstance(r, str) and _names_server(r, server))]
+    if removed:
+        save_settings(home, {"permissions": kept})
+    return removed

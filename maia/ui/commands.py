@@ -377,7 +377,11 @@ async def cmd_mcp(chat: ChatApp, args: str) -> None:
         return
     servers = source.servers()
     if not servers:
-        chat.ui.info(_("No MCP server is declared (~/.maia/mcp.json, ./.mcp.json): `maia mcp add` declares one."))
+        chat.ui.info(
+            _("No MCP server is declared ({mcp}, ./.mcp.json): `maia mcp add` declares one.").format(
+                mcp=chat.options.home / "mcp.json"
+            )
+        )
         return
     for status in servers:
         kind = {"ok": "ok", "fail": "fail"}.get(status.state, "info")
