@@ -108,3 +108,46 @@ def test_a_wrong_proxy_address_is_said_at_start(
         assert "context size is unknown" not in screen
     finally:
         term.close()
+
+
+def test_status_counts_an_always_rule_saved_in_the_chat(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    from tests.streams import text_stream, tool_stream
+
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        tool_stream("Bash", {"command": "echo hi"}, "call_1"), content_type="text/event-stream"
+    )
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Ran."), content_type="text/event-stream")
+    term = start(250, 40)
+    ready(term)
+    term.send("/status\r")
+    term.wait_for("No permission rules defined")
+    term.send("run it\r")
+    term.wait_for("Allow Bash: echo hi?")
+    term.answer("a")
+    term.wait_for("t: this session only")
+    term.send("p")
+    term.wait_for("Ran.")
+    term.send("/status\r")
+    local = project / ".maia" / "settings.local.json"
+    screen = term.wait_for(f"Permission rules loaded: {local} (1)")
+    after = screen[screen.rindex("❯ /status") :]
+    assert "No permission rules defined" not in after
+
+
+def test_plan_mode_says_not_run_once(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    from tests.streams import text_stream, tool_stream
+
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        tool_stream("Bash", {"command": "echo hi"}, "call_1"), content_type="text/event-stream"
+    )
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Planned."), content_type="text/event-stream")
+    term = start(160, 30)
+    ready(term)
+    term.send("/mode plan\r")
+    term.wait_until(lambda: "plan mode" in term.screen.display[-1], "no plan mode on the bar")
+    term.send("do it\r")
+    screen = term.wait_for("Planned.")
+    assert "Not run: the user chose plan mode" in screen
+    assert "Not run: Not run" not in screen
