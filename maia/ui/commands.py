@@ -505,11 +505,24 @@ async def cmd_copy(chat: ChatApp, args: str) -> None:
             chat.ui.fail(_("This terminal does not take text for the clipboard."))
         return
     text, removed = copied
-    chat.ui.info(
-        ngettext(
-            "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(text)
-        ).format(count=len(text))
-    )
+    report = chat.ui.copy_report
+    if report is not None and (report.failed or len(report.reached) > 1):
+        # tmux, or several ways: say which reached the text, which did not, and how to fix it
+        lines = [
+            ngettext("Copied {count} character to: {places}.", "Copied {count} characters to: {places}.", len(text))
+            .format(count=len(text), places="; ".join(report.reached))
+        ]
+        if report.failed:
+            lines.append(_("Not reached: {places}.").format(places="; ".join(report.failed)))
+        if report.advice:
+            lines.append(report.advice)
+        chat.ui.info("\n".join(lines))
+    else:
+        chat.ui.info(
+            ngettext(
+                "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(text)
+            ).format(count=len(text))
+        )
     if removed:
         chat.ui.warn(
             ngettext(

@@ -53,6 +53,8 @@ from maia.ui.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notif
 if TYPE_CHECKING:
     from blessed import Terminal
 
+    from maia.ui.clipboard import CopyReport
+
 BUSY_TICK = 0.125  # the "Thinking" spinner
 IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing happens
 STREAM_FRAME = 0.03  # streamed text is drawn at most this often
@@ -155,6 +157,7 @@ class TerminalUI:
         self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
         self._engaged = False  # a key went to the open question
         self._interrupted_at = -DOUBLE_CTRL_C
+        self.copy_report: CopyReport | None = None  # where the last /copy went
         self._quit_armed_at = -QUIT_WINDOW
         self._waiting_since: float | None = None
         self._showing_wait = False
@@ -1003,7 +1006,13 @@ class TerminalUI:
                 return None
             text = blocks[block - 1]
         text, removed = paste_safe(text)
-        if not text or not self.copy_to_clipboard(text):
+        if not text:
+            return None
+        from maia.ui.clipboard import copy_elsewhere
+
+        sent = self.copy_to_clipboard(text)
+        self.copy_report = copy_elsewhere(text, sent)  # tmux drops OSC 52 unless told: say what reached where
+        if not sent and not self.copy_report.reached:
             return None
         return text, removed
 

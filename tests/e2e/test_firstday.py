@@ -151,3 +151,40 @@ def test_plan_mode_says_not_run_once(server: HTTPServer, start: Callable[..., Te
     screen = term.wait_for("Planned.")
     assert "Not run: the user chose plan mode" in screen
     assert "Not run: Not run" not in screen
+
+
+def test_copy_inside_tmux_says_what_reached_the_clipboard(
+    server: HTTPServer, start: Callable[..., Terminal], tmp_path: Path
+) -> None:
+    """tmux drops an application's OSC 52 unless set-clipboard is on: /copy says so, and fills tmux's buffer."""
+    import os
+
+    from tests.streams import text_stream
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    buffer = tmp_path / "tmux-buffer"
+    fake = bin_dir / "tmux"  # a stand-in for tmux: answers the option, keeps what load-buffer reads
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        "  show-options) echo external ;;\n"
+        f"  load-buffer) cat > {buffer} ;;\n"
+        "  *) exit 1 ;;\n"
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("Run this:\n\n```sh\nmake test\n```\n"), content_type="text/event-stream"
+    )
+    env = {"TMUX": "/tmp/tmux-0/default,1,0", "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("DISPLAY", None)
+    term = start(200, 40, env={**env, "DISPLAY": "", "WAYLAND_DISPLAY": ""})
+    ready(term)
+    term.send("how?\r")
+    term.wait_for("make test")
+    term.send("/copy 1\r")
+    screen = term.wait_for("Copied 9 characters to: tmux's paste buffer")
+    assert "Not reached: the terminal's clipboard (OSC 52: tmux drops it)" in screen
+    assert "set -g set-clipboard on" in screen and "(now: external)" in screen
+    assert buffer.read_text() == "make test"
