@@ -60,6 +60,8 @@ IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing
 STREAM_FRAME = 0.03  # streamed text is drawn at most this often
 ANSWER_GUARD = 0.4  # a key this soon after a question appears, or after the previous key, never answers it
 DOUBLE_CTRL_C = 1.5  # a Ctrl+C this soon after one that interrupted a turn does not quit
+HIDDEN_REASONING = 3  # Ctrl+O shows the reasoning of this many earlier model calls, when it was hidden
+HIDDEN_REASONING_CHARS = 4000  # of each, its end
 QUIT_WINDOW = 2.0  # at an idle prompt, a first Ctrl+C only says how to quit; a second one this soon quits
 WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
 PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
@@ -152,6 +154,7 @@ class TerminalUI:
         self.show_reasoning = False  # Ctrl+O
         self._reasoning: list[str] = []
         self._reasoning_shown = 0
+        self._hidden_reasoning: list[str] = []  # reasoning that streamed while hidden: Ctrl+O shows it later
         self._asked_at = 0.0
         self._typed_at = 0.0  # when text was last typed into the draft
         self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
@@ -797,6 +800,7 @@ class TerminalUI:
         self.store.status = _("Thinking") if thinking else self._tools_status
         self._waiting_since = time.monotonic() if thinking else None
         self._showing_wait = False
+        self._keep_hidden_reasoning()
         self._reasoning.clear()
         self._reasoning_shown = 0
         if thinking:
@@ -894,12 +898,20 @@ class TerminalUI:
             self._log.append(_Entry(lines=lines))
             self._drain_log()
 
+    def _keep_hidden_reasoning(self) -> None:
+        """Reasoning that ends unseen is kept (the last few, each cut to its end) for a later Ctrl+O."""
+        if not self.show_reasoning and self._reasoning:
+            text = "".join(self._reasoning).strip()
+            if text:
+                self._hidden_reasoning = [*self._hidden_reasoning, text[-HIDDEN_REASONING_CHARS:]][-HIDDEN_REASONING:]
+
     def _flush_reasoning(self) -> None:
         """The answer starts (or a tool is called): the reasoning's last, unfinished line is printed too."""
         if self.show_reasoning and self._reasoning:
             self._print_reasoning(final=True)
             self._log.append(_Entry(lines=[""]))
             self._drain_log()
+        self._keep_hidden_reasoning()
         self._reasoning.clear()
         self._reasoning_shown = 0
 
@@ -909,6 +921,18 @@ class TerminalUI:
         self.info(
             _("Reasoning shown, dim (Ctrl+O hides it).") if self.show_reasoning else _("Reasoning hidden (Ctrl+O).")
         )
+        if self.show_reasoning and self._hidden_reasoning:
+            # what the model reasoned earlier, while it was hidden: shown now, oldest first
+            p = style.palette()
+            lines = [f"{p.dim}{_('Earlier reasoning:')}{p.reset}"]
+            for text in self._hidden_reasoning:
+                for raw in inert(text).split("\n"):
+                    lines.extend(f"{p.dim}  {row}{p.reset}" for row in (metrics.wrap(raw, self._width - 3) or [""]))
+                lines.append("")
+            self._hidden_reasoning = []
+            self._end_stream()
+            self._log.append(_Entry(lines=lines))
+            self._drain_log()
         if self.show_reasoning and self._reasoning:
             self._print_reasoning(final=False)
 

@@ -188,3 +188,19 @@ def test_copy_inside_tmux_says_what_reached_the_clipboard(
     assert "Not reached: the terminal's clipboard (OSC 52: tmux drops it)" in screen
     assert "set -g set-clipboard on" in screen and "(now: external)" in screen
     assert buffer.read_text() == "make test"
+
+
+def test_ctrl_o_shows_the_reasoning_of_earlier_answers(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    from tests.streams import sse
+
+    thinking = {"choices": [{"index": 0, "delta": {"reasoning_content": "Weighing option B first.\nThen A."}}]}
+    answer = {"choices": [{"index": 0, "delta": {"content": "Take A."}}]}
+    server.expect_oneshot_request(CHAT).respond_with_data(sse(thinking, answer), content_type="text/event-stream")
+    term = start()
+    ready(term)
+    term.send("which one?\r")
+    term.wait_for("Take A.")
+    assert "Weighing option B" not in term.everything()  # hidden while it streamed
+    term.send("\x0f")
+    screen = term.wait_for("Weighing option B first.")
+    assert "Earlier reasoning:" in screen and "Then A." in screen
