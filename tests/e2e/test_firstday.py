@@ -204,3 +204,71 @@ def test_ctrl_o_shows_the_reasoning_of_earlier_answers(server: HTTPServer, start
     term.send("\x0f")
     screen = term.wait_for("Weighing option B first.")
     assert "Earlier reasoning:" in screen and "Then A." in screen
+
+
+def _rows_between(screen: str, first: str, second: str) -> list[str]:
+    lines = screen.split("\n")
+    start = max(n for n, line in enumerate(lines) if first in line)
+    end = next(n for n in range(start + 1, len(lines)) if second in lines[n])
+    return [line.strip() for line in lines[start + 1 : end]]
+
+
+def test_code_blocks_and_tables_have_one_blank_line_around(
+    server: HTTPServer, start: Callable[..., Terminal]
+) -> None:
+    from tests.streams import text_stream
+
+    answer = (
+        "Intro paragraph.\n\n```python\nprint(1)\n```\n\nAfter the code.\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\nAfter the table."
+    )
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream(answer), content_type="text/event-stream")
+    term = start(100, 40)
+    ready(term)
+    term.send("show me\r")
+    screen = term.wait_for("After the table.")
+    term.settle()
+    screen = term.everything()
+    assert _rows_between(screen, "Intro paragraph.", "print(1)") == [""]
+    assert _rows_between(screen, "print(1)", "After the code.") == [""]
+    assert _rows_between(screen, "After the code.", "a  b") == [""]
+    assert _rows_between(screen, "1  2", "After the table.") == [""]
+
+
+def test_inline_code_is_readable_with_the_light_theme(
+    server: HTTPServer, start: Callable[..., Terminal], write_settings: Callable[..., Path]
+) -> None:
+    from tests.streams import text_stream
+
+    write_settings(server.url_for(""), Theme="light")
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("Run `make test` now."), content_type="text/event-stream"
+    )
+    term = start(100, 30, scheme="light")
+    ready(term)
+    term.send("how?\r")
+    term.wait_for("Run make test now.")
+    term.settle()
+    row = next(n for n, line in enumerate(term.screen.display) if "Run make test now." in line)
+    column = term.screen.display[row].index("make test")
+    cell = term.screen.buffer[row][column]
+    assert cell.bg == "default" and cell.fg not in ("cyan", "brightcyan")
+
+
+def test_theme_auto_follows_the_background_where_the_scheme_query_gets_no_answer(
+    server: HTTPServer, start: Callable[..., Terminal]
+) -> None:
+    """tmux does not answer the colour-scheme query but answers OSC 11 with the terminal's background."""
+    from tests.streams import text_stream
+
+    server.expect_oneshot_request(CHAT).respond_with_data(
+        text_stream("Run `make test` now."), content_type="text/event-stream"
+    )
+    term = start(100, 30, scheme=None, background="rgb:ffff/ffff/f0f0")
+    ready(term)
+    term.send("how?\r")
+    term.wait_for("Run make test now.")
+    term.settle()
+    row = next(n for n, line in enumerate(term.screen.display) if "Run make test now." in line)
+    cell = term.screen.buffer[row][term.screen.display[row].index("make test")]
+    assert cell.bg == "default" and cell.fg in ("806000", "875f00")  # the light theme's code colour (or its 256)
