@@ -65,7 +65,9 @@ def _choose_model(names: list[str], current: str | None) -> str | None:
             return names[int(answer) - 1]
         if answer in names:
             return answer
-        click.echo(_("Not in the list: type a number from 1 to {count} or a name shown above.").format(count=len(names)))
+        click.echo(
+            _("Not in the list: type a number from 1 to {count} or a name shown above.").format(count=len(names))
+        )
 
 
 def run_setup(
@@ -87,19 +89,23 @@ def run_setup(
     if key_env is not None:
         key = os.environ.get(key_env)
         if not key:
-            raise UsageError(_("The variable {var} is not set (or empty): it should hold the proxy key.").format(var=key_env))
+            raise UsageError(
+                _("The variable {var} is not set (or empty): it should hold the proxy key.").format(var=key_env)
+            )
     if interactive:
-        click.echo(_("MAIA talks to your models through a LiteLLM proxy. Its settings go to {path}.").format(
-            path=env.home / "settings.json"
-        ))
+        click.echo(
+            _("MAIA talks to your models through a LiteLLM proxy. Its settings go to {path}.").format(
+                path=env.home / "settings.json"
+            )
+        )
         url = click.prompt(_("Proxy address"), default=current.get("LiteLLM_URL") or DEFAULT_URL).strip()
     assert url is not None
     if not url.startswith(("http://", "https://")):
         raise UsageError(_("The proxy address must start with http:// or https://, e.g. {url}").format(url=DEFAULT_URL))
     if interactive and key is None:
         has_key = bool(current.get("LiteLLM_API_Key"))
-        question = _("Proxy key (hidden; Enter keeps the current one)") if has_key else _(
-            "Proxy key (hidden; Enter for none)"
+        question = (
+            _("Proxy key (hidden; Enter keeps the current one)") if has_key else _("Proxy key (hidden; Enter for none)")
         )
         typed = click.prompt(question, default="", show_default=False, hide_input=True).strip()
         key = typed or None
@@ -122,7 +128,9 @@ def run_setup(
     path = save_settings(env.home, updates)
     click.echo(_("Saved {path} (readable by you only).").format(path=path))
     if updates.get("DefaultModel") or current.get("DefaultModel"):
-        click.echo(_("Default model: {model}.").format(model=updates.get("DefaultModel") or current.get("DefaultModel")))
+        click.echo(
+            _("Default model: {model}.").format(model=updates.get("DefaultModel") or current.get("DefaultModel"))
+        )
     click.echo(_("Next: `maia` starts the chat; `maia models` lists the models."))
     return True
 

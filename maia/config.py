@@ -366,7 +366,9 @@ def read_settings_object(home: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(_("{path}: the settings must be a JSON object; fix or move the file first.").format(path=path))
+        raise ConfigError(
+            _("{path}: the settings must be a JSON object; fix or move the file first.").format(path=path)
+        )
     return data
 
 
@@ -398,7 +400,8 @@ def enable_mcp_server(home: Path, server: str) -> Path | None:
     if not settings_path(home).exists():
         return None
     data = read_settings_object(home)
-    perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
+    found = data.get("permissions")
+    perms: dict[str, Any] = found if isinstance(found, dict) else {}
     allow = [r for r in perms.get("allow", []) if isinstance(r, str)]
     rule = f"Mcp({server})"
     if rule not in allow:

@@ -36,6 +36,8 @@ def not_run(reason: str) -> str:
     if reason.startswith(("Not run:", prefix)):
         return reason
     return _("Not run: {reason}").format(reason=reason)
+
+
 USER_REFUSED = "The user refused this action."
 
 __all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "received", "validate_input"]

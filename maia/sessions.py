@@ -486,9 +486,9 @@ def ensure_project_folders(launch: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         current = None
     # MAIA's own file, written by an older MAIA, is brought up to date; one the user wrote is theirs
-    if current is None and not ignore.exists() or current is not None and (
-        current.startswith(_OWN_GITIGNORE) and current != MAIA_GITIGNORE
-    ):
+    missing = current is None and not ignore.exists()
+    outdated = current is not None and current.startswith(_OWN_GITIGNORE) and current != MAIA_GITIGNORE
+    if missing or outdated:
         with contextlib.suppress(OSError):  # a read-only folder: sessions still work, git may list them
             write_atomic(ignore, MAIA_GITIGNORE)
     return None

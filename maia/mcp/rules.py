@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from maia.i18n import _
-from maia.paths import home_path
 from maia.mcp.config import ServerConfig
+from maia.paths import home_path
 from maia.permissions.rules import Rule, RuleSet, wildcard
 
 MAX_TOOL_NAME = 64

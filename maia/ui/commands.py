@@ -45,7 +45,10 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
             [
                 (_("Enter"), _("send (while a turn runs: queue, sent when it ends; ↑ edits it, Esc drops it)")),
                 (_("Alt+Enter, Ctrl+J"), _("new line")),
-                (_("Esc, Ctrl+C"), _("interrupt the turn; Ctrl+C also clears the input, or, twice when it is empty, quits")),
+                (
+                    _("Esc, Ctrl+C"),
+                    _("interrupt the turn; Ctrl+C also clears the input, or, twice when it is empty, quits"),
+                ),
                 (_("Ctrl+D"), _("quit (on an empty input)")),
                 (_("Shift+Tab"), _("approval mode: ask → edits → plan")),
                 (_("/ and @ , Tab"), _("complete a command, a skill, a file")),
@@ -509,8 +512,9 @@ async def cmd_copy(chat: ChatApp, args: str) -> None:
     if report is not None and (report.failed or len(report.reached) > 1):
         # tmux, or several ways: say which reached the text, which did not, and how to fix it
         lines = [
-            ngettext("Copied {count} character to: {places}.", "Copied {count} characters to: {places}.", len(text))
-            .format(count=len(text), places="; ".join(report.reached))
+            ngettext(
+                "Copied {count} character to: {places}.", "Copied {count} characters to: {places}.", len(text)
+            ).format(count=len(text), places="; ".join(report.reached))
         ]
         if report.failed:
             lines.append(_("Not reached: {places}.").format(places="; ".join(report.failed)))

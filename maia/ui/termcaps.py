@@ -116,8 +116,9 @@ def terminal_name(term: Terminal) -> str:
 
 
 def background_scheme(term: Terminal, timeout: float) -> str | None:
-    """"dark" or "light" from the default background colour (OSC 11), for terminals that do not answer the
-    colour-scheme query: tmux among them, which answers OSC 11 with the outer terminal's background."""
+    """The scheme ("dark" or "light") from the default background colour (OSC 11), for terminals that do
+    not answer the colour-scheme query: tmux among them, which answers OSC 11 with the outer terminal's
+    background."""
     red, green, blue = term.get_bgcolor(timeout=timeout, bits=8)
     if red < 0:
         return None

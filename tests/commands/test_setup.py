@@ -50,8 +50,12 @@ def test_options_write_a_private_file_and_keep_other_keys(httpserver: HTTPServer
     assert result.returncode == 0, result.stderr
     assert "✓ OK: the proxy accepted the key and offers 3 models." in result.stdout
     saved = json.loads((home / "settings.json").read_text())
-    assert saved == {"MaxIterations": 7, "LiteLLM_URL": httpserver.url_for(""), "LiteLLM_API_Key": "sk-good",
-                     "DefaultModel": "beta"}
+    assert saved == {
+        "MaxIterations": 7,
+        "LiteLLM_URL": httpserver.url_for(""),
+        "LiteLLM_API_Key": "sk-good",
+        "DefaultModel": "beta",
+    }
     assert stat.S_IMODE((home / "settings.json").stat().st_mode) == 0o600
     assert not [p.name for p in home.iterdir() if p.name.endswith(".tmp")]
     # the file it wrote is enough for every other command (no OpenAI_EndPoint nor LiteLLM_Models needed)
@@ -62,7 +66,9 @@ def test_options_write_a_private_file_and_keep_other_keys(httpserver: HTTPServer
 
 def test_key_from_a_variable(httpserver: HTTPServer, home: Path) -> None:
     serve(httpserver)
-    result = maia("setup", "--url", httpserver.url_for(""), "--key-env", "MY_PROXY_KEY", env={"MY_PROXY_KEY": "sk-good"})
+    result = maia(
+        "setup", "--url", httpserver.url_for(""), "--key-env", "MY_PROXY_KEY", env={"MY_PROXY_KEY": "sk-good"}
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads((home / "settings.json").read_text())["LiteLLM_API_Key"] == "sk-good"
     unset = maia("setup", "--url", httpserver.url_for(""), "--key-env", "NOT_SET_ANYWHERE")

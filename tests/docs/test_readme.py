@@ -28,7 +28,7 @@ def test_the_test_command_is_the_one_ci_runs_and_says_how_long() -> None:
 
 def test_the_first_command_puts_maia_on_path_and_nothing_else(tmp_path: Path) -> None:
     command = _first_blocks()[0]
-    install = 'python3 -m venv .venv && .venv/bin/pip install . && '
+    install = "python3 -m venv .venv && .venv/bin/pip install . && "
     assert command.startswith(install)
     rest = command[len(install) :]
     assert rest.endswith("~/.local/bin/maia")

@@ -53,9 +53,7 @@ def test_first_maia_declined_says_how(home: Path, project: Path) -> None:
         term.close()
 
 
-def test_resume_and_load_show_what_was_typed(
-    server: HTTPServer, start: Callable[..., Terminal], project: Path
-) -> None:
+def test_resume_and_load_show_what_was_typed(server: HTTPServer, start: Callable[..., Terminal], project: Path) -> None:
     from tests.app.helpers import maia as run_maia
     from tests.streams import text_stream
 
@@ -92,9 +90,7 @@ def test_resume_of_an_unknown_session_fails_before_the_banner(server: HTTPServer
         term.close()
 
 
-def test_a_wrong_proxy_address_is_said_at_start(
-    write_settings: Callable[..., Path], home: Path, project: Path
-) -> None:
+def test_a_wrong_proxy_address_is_said_at_start(write_settings: Callable[..., Path], home: Path, project: Path) -> None:
     import socket
 
     with socket.socket() as s:
@@ -213,9 +209,7 @@ def _rows_between(screen: str, first: str, second: str) -> list[str]:
     return [line.strip() for line in lines[start + 1 : end]]
 
 
-def test_code_blocks_and_tables_have_one_blank_line_around(
-    server: HTTPServer, start: Callable[..., Terminal]
-) -> None:
+def test_code_blocks_and_tables_have_one_blank_line_around(server: HTTPServer, start: Callable[..., Terminal]) -> None:
     from tests.streams import text_stream
 
     answer = (

@@ -62,8 +62,13 @@ def test_files_written_before_show_the_words_too(project: Path) -> None:
 def test_the_model_chosen_in_the_list_leaves_git_status_clean(server: HTTPServer, project: Path) -> None:
     """Issue 28 item 14: ./.maia/config.json (the chat's remembered model) is in MAIA's .maia/.gitignore, also
     when an older MAIA wrote that file."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
 
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True, env=env).stdout
