@@ -149,6 +149,7 @@ class ChatApp:
         await self._app.start()
         self._app.conversation.on_compacted = self.on_compacted
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
+        self.ui.model_name = lambda: self.app.model if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
         self.ui.store.completer = ChatCompleter(self)
         self.announce(self._app.report, startup=True)

@@ -361,6 +361,8 @@ class UIStore:
     context_estimated: bool = False  # the count is an estimate until the encoder is ready
     approval_mode: str = "ask"
     marks: str = ""  # short warnings on the bar (an MCP server down)
+    model_name: str = ""  # on the bar: the model in use and the session, always in view
+    session_label: str = ""
     queued: list[str] = field(default_factory=list)  # sent one by one when the turn ends
     killed: str = ""  # the last text Ctrl+K, Ctrl+U, Ctrl+W… removed, for Ctrl+Y
     search: Search | None = None

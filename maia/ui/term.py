@@ -145,6 +145,7 @@ class TerminalUI:
         self._state: State = "idle"
         self._title = ""
         self.session_name: Callable[[], str | None] | None = None
+        self.model_name: Callable[[], str | None] | None = None  # the model in use, for the bar
         self.last_answer = ""
         self.launch: Path | None = None
         self._plain_state: dict[str, object] = {}
@@ -278,6 +279,10 @@ class TerminalUI:
     def _frame(self) -> render.Frame:
         self.store.live_rows = self._live_rows()
         self.store.progress_rows = self._progress_rows() if self._watches else []
+        if self.model_name is not None:
+            self.store.model_name = self.model_name() or ""
+        if self.session_name is not None:
+            self.store.session_label = self.session_name() or ""
         frame = render.frame(self.store, self._width, self._height, self._tick)
         if self.store.question is not None:
             self.store.question.room = max(1, frame.detail_room)
@@ -1140,7 +1145,7 @@ class TerminalUI:
                 self._showing_wait = True
                 self.store.status = self._waiting_label(seconds)
                 self._set_title()
-            if self.store.status or self.store.mode == "input" or self._watches:
+            if self.store.status or self._watches:  # the idle prompt stays still: nothing to redraw
                 self._tick += 1
                 self.redraw()
 

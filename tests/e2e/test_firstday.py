@@ -266,3 +266,30 @@ def test_theme_auto_follows_the_background_where_the_scheme_query_gets_no_answer
     row = next(n for n, line in enumerate(term.screen.display) if "Run make test now." in line)
     cell = term.screen.buffer[row][term.screen.display[row].index("make test")]
     assert cell.bg == "default" and cell.fg in ("806000", "875f00")  # the light theme's code colour (or its 256)
+
+
+def test_the_bar_shows_model_and_session_and_the_idle_marker_is_still(
+    server: HTTPServer, start: Callable[..., Terminal]
+) -> None:
+    from tests.streams import text_stream
+
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Hi."), content_type="text/event-stream")
+    term = start(120, 30)
+    ready(term)
+    term.send("hello\r")
+    term.wait_for("Hi.")
+    term.wait_until(lambda: "session_" in term.screen.display[-1], "no session on the bar")
+    bar = term.screen.display[-1]
+    assert "scripted-openai · session_" in bar
+    assert "■■■■■■■■■■ " in bar and "■■■■■■■■■■■" not in bar  # a 10-square gauge for a 128k model
+    # idle: the marker does not move, so nothing is redrawn
+    term.settle()
+    before = len(term.raw)
+    term.pump(1.5)
+    assert len(term.raw) == before
+    # a narrow window keeps the gauge and drops what does not fit
+    term.resize(30, 60)
+    term.settle()
+    bar = [line for line in term.screen.display if "/ 128k" in line][-1]
+    assert "■■■■■■■■■■ " in bar
+    assert "session_" not in bar  # no room for it: dropped, the gauge kept
