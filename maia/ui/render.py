@@ -385,7 +385,7 @@ def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
     for model, session in ((store.model_name, store.session_label), (store.model_name, ""), ("", "")):
         left = bar_left(store.approval_mode, store.marks, model, session)
         bar = bar_line(store.context_tokens, store.context_max, width, left, store.context_estimated)
-        if not left or bar.startswith(left):  # it fitted beside the gauge
+        if not left or (bar.startswith(left) and ("■" in bar or not store.context_max)):  # beside the gauge
             break
     lines = [*live, *progress, status, border, *body, border, *menu, bar]
     if cursor is not None:

@@ -62,6 +62,7 @@ ANSWER_GUARD = 0.4  # a key this soon after a question appears, or after the pre
 DOUBLE_CTRL_C = 1.5  # a Ctrl+C this soon after one that interrupted a turn does not quit
 HIDDEN_REASONING = 3  # Ctrl+O shows the reasoning of this many earlier model calls, when it was hidden
 HIDDEN_REASONING_CHARS = 4000  # of each, its end
+APPLIED_DIFF_LINES = 30  # an edit made without a question shows this much of its diff
 QUIT_WINDOW = 2.0  # at an idle prompt, a first Ctrl+C only says how to quit; a second one this soon quits
 WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
 PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
@@ -962,6 +963,17 @@ class TerminalUI:
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
         """A tool result preview (600 characters, whole lines)."""
         self.print_lines(render.result_lines(inert(output), is_error, self._width - 1))
+
+    def on_applied_diff(self, name: str, diff: str) -> None:
+        """An edit made without a question (edits mode, an allow rule): its diff, compact, in the log."""
+        rows = inert(diff).rstrip("\n").split("\n")
+        shown = rows[:APPLIED_DIFF_LINES]
+        lines = render.approval_lines("\n".join(shown), "diff", self._width - 1)
+        if len(rows) > len(shown):
+            p = style.palette()
+            more = _("… {count} more lines (/diff shows them all)").format(count=len(rows) - len(shown))
+            lines.append(render.fit(f"  {p.dim}{more}{p.reset}", self._width - 1))
+        self.print_lines(lines)
 
     def on_warning(self, message: str) -> None:
         """A warning from the agent loop."""

@@ -293,3 +293,23 @@ def test_the_bar_shows_model_and_session_and_the_idle_marker_is_still(
     bar = [line for line in term.screen.display if "/ 128k" in line][-1]
     assert "■■■■■■■■■■ " in bar
     assert "session_" not in bar  # no room for it: dropped, the gauge kept
+
+
+def test_edits_mode_shows_the_diff_of_what_it_changed(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path
+) -> None:
+    from tests.streams import text_stream, tool_stream
+
+    (project / "app.py").write_text("def greet():\n    return 'hello'\n")
+    edit = {"path": "app.py", "old_string": "return 'hello'", "new_string": "return 'bonjour'"}
+    server.expect_oneshot_request(CHAT).respond_with_data(tool_stream("Edit", edit), content_type="text/event-stream")
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Changed."), content_type="text/event-stream")
+    term = start(100, 40)
+    ready(term)
+    term.send("\x1b[Z")
+    term.wait_for("edits allowed (Shift+Tab)")
+    term.send("say it in French\r")
+    screen = term.wait_for("Changed.")
+    assert "Allow Edit" not in screen  # not asked
+    assert "│ -    return 'hello'" in screen and "│ +    return 'bonjour'" in screen
+    assert (project / "app.py").read_text() == "def greet():\n    return 'bonjour'\n"
