@@ -461,8 +461,8 @@ class TerminalUI:
         self.message("fail", text)
 
     def show_user(self, text: str) -> None:
-        """Echo the user's request in the log."""
-        self.print_lines(render.user_lines(inert(text), self._width - 1))
+        """Echo the user's request in the log (a long paste as its token: it was sent whole)."""
+        self.print_lines(render.user_lines(inert(self.store.collapse_pastes(text)), self._width - 1))
 
     def show_markdown(self, text: str) -> None:
         """A complete text rendered as Markdown (a summary, a session being replayed), off the event loop."""

@@ -313,3 +313,22 @@ def test_edits_mode_shows_the_diff_of_what_it_changed(
     assert "Allow Edit" not in screen  # not asked
     assert "│ -    return 'hello'" in screen and "│ +    return 'bonjour'" in screen
     assert (project / "app.py").read_text() == "def greet():\n    return 'bonjour'\n"
+
+
+def test_a_big_paste_is_one_token_sent_whole(server: HTTPServer, start: Callable[..., Terminal]) -> None:
+    from tests.streams import text_stream
+
+    server.expect_oneshot_request(CHAT).respond_with_data(text_stream("Got it."), content_type="text/event-stream")
+    term = start(100, 30)
+    ready(term)
+    pasted = "\n".join(f"log line {n}" for n in range(60))
+    term.send("look at this: ")
+    term.send("\x1b[200~" + pasted + "\x1b[201~")
+    term.wait_for("look at this: [Pasted text #1 +60 lines]")
+    assert "log line 5" not in term.text()
+    term.send("\r")
+    screen = term.wait_for("Got it.")
+    assert "❯ look at this: [Pasted text #1 +60 lines]" in screen  # the transcript shows the token
+    assert "log line 30" not in term.everything()
+    body = [json.loads(r.data) for r, _ in server.log if r.path == CHAT][0]
+    assert body["messages"][-1]["content"] == "look at this: " + pasted  # sent whole
