@@ -98,31 +98,47 @@ def run_setup(
                 path=env.home / "settings.json"
             )
         )
-        url = click.prompt(_("Proxy address"), default=current.get("LiteLLM_URL") or DEFAULT_URL).strip()
-    assert url is not None
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(_("The proxy address must start with http:// or https://, e.g. {url}").format(url=DEFAULT_URL))
-    if interactive and key is None:
-        has_key = bool(current.get("LiteLLM_API_Key"))
-        question = (
-            _("Proxy key (hidden; Enter keeps the current one)") if has_key else _("Proxy key (hidden; Enter for none)")
-        )
-        typed = click.prompt(question, default="", show_default=False, hide_input=True).strip()
-        key = typed or None
-    updates: dict[str, Any] = {"LiteLLM_URL": url}
-    if key:
-        updates["LiteLLM_API_Key"] = key
-    merged = {**current, **updates}
-    if check:
-        ok, names = check_proxy(merged, env.home)
-        if not ok:
-            if not (interactive and click.confirm(_("Save these settings anyway?"), default=False)):
-                click.echo(_("Nothing saved. (--no-check saves without testing.)"))
-                return False
-        elif model is None and interactive:
-            model = _choose_model(names, current.get("DefaultModel"))
-        elif model is not None and names and model not in names:
-            click.echo(_('Warning: the proxy does not offer "{model}" (`maia models` lists them).').format(model=model))
+    default_url = current.get("LiteLLM_URL") or DEFAULT_URL
+    typed_key = key
+    while True:  # interactive: a refused key or a wrong address is asked again, not a dead end
+        if interactive:
+            url = click.prompt(_("Proxy address"), default=default_url).strip()
+        assert url is not None
+        if not url.startswith(("http://", "https://")):
+            message = _("The proxy address must start with http:// or https://, e.g. {url}").format(url=DEFAULT_URL)
+            if not interactive:
+                raise UsageError(message)
+            click.echo(message)
+            continue
+        if interactive and typed_key is None:
+            has_key = bool(current.get("LiteLLM_API_Key"))
+            question = (
+                _("Proxy key (hidden; Enter keeps the current one)")
+                if has_key
+                else _("Proxy key (hidden; Enter for none)")
+            )
+            key = click.prompt(question, default="", show_default=False, hide_input=True).strip() or None
+        updates: dict[str, Any] = {"LiteLLM_URL": url}
+        if key:
+            updates["LiteLLM_API_Key"] = key
+        if not check:
+            break
+        ok, names = check_proxy({**current, **updates}, env.home)
+        if ok:
+            if model is None and interactive:
+                model = _choose_model(names, current.get("DefaultModel"))
+            elif model is not None and names and model not in names:
+                click.echo(
+                    _('Warning: the proxy does not offer "{model}" (`maia models` lists them).').format(model=model)
+                )
+            break
+        if interactive and click.confirm(_("Try another address or key?"), default=True):
+            default_url = url
+            continue
+        if not (interactive and click.confirm(_("Save these settings anyway?"), default=False)):
+            click.echo(_("Nothing saved. (--no-check saves without testing.)"))
+            return False
+        break
     if model:
         updates["DefaultModel"] = model
     path = save_settings(env.home, updates)

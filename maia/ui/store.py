@@ -412,7 +412,7 @@ class UIStore:
         """A paste: inserted as is when short; a long one as a token (``[Pasted text #1 +60 lines]``) that Tab
         expands in place and Enter sends whole."""
         text = clean_input(text)
-        lines = text.count("\n") + 1
+        lines = text.rstrip("\n").count("\n") + 1  # a last line break is no extra line
         if lines <= PASTE_COLLAPSE_LINES and len(text) <= PASTE_COLLAPSE_CHARS:
             self.input.insert(text)
             return

@@ -121,3 +121,13 @@ def test_bad_address_and_broken_file_are_clear_errors(home: Path) -> None:
     assert broken.returncode == 1
     assert "must be a JSON object" in broken.stderr
     assert (home / "settings.json").read_text() == "[1, 2]"
+
+
+def test_a_refused_key_is_asked_again(httpserver: HTTPServer, home: Path) -> None:
+    serve(httpserver)
+    url = httpserver.url_for("")
+    result = maia("setup", stdin=f"{url}\nsk-wrong\ny\n\nsk-good\n1\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "✗ Key refused" in result.stdout and "Try another address or key? [Y/n]" in result.stdout
+    assert f"Proxy address [{url}]" in result.stdout  # the address typed first is proposed again
+    assert json.loads((home / "settings.json").read_text())["LiteLLM_API_Key"] == "sk-good"
