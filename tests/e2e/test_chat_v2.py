@@ -189,6 +189,7 @@ def test_diff_is_whole_and_in_a_repository_adds_git_diff(
     term.wait_for("Written.")
     term.send("/diff\r")
     screen = term.wait_for("git diff HEAD of these files")
+    screen = screen[screen.rindex("❯ /diff") :]  # the edit's own diff, shown when it was made, is above
     # the whole diff: both ends of the file, well past a preview's few lines
     assert screen.count("+first") == 2 and screen.count("+last") == 2 and "diff --git a/f.txt b/f.txt" in screen
 
