@@ -330,5 +330,5 @@ def test_a_big_paste_is_one_token_sent_whole(server: HTTPServer, start: Callable
     screen = term.wait_for("Got it.")
     assert "❯ look at this: [Pasted text #1 +60 lines]" in screen  # the transcript shows the token
     assert "log line 30" not in term.everything()
-    body = [json.loads(r.data) for r, _ in server.log if r.path == CHAT][0]
+    body = next(json.loads(r.data) for r, _ in server.log if r.path == CHAT)
     assert body["messages"][-1]["content"] == "look at this: " + pasted  # sent whole
