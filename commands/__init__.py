@@ -33,6 +33,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("maia.commands.workflows:run", N_("Run an autonomous workflow (a parent agent and its sub-agents).")),
     "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
     "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),
+    "setup": (
+        "maia.commands.configure:setup",
+        N_("Set up MAIA: your proxy's address and key, tested, and a default model."),
+    ),
     "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
     "workflow": (
         "maia.commands.workflow_view:workflow",

@@ -27,8 +27,8 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
 
     Type a request and Enter; Alt+Enter or Ctrl+J for a new line; /help lists the commands;
     !command runs a shell command; @path attaches a file; §skill runs a skill. Ctrl+C interrupts
-    a request (what the model said and did so far is kept, /undo reverts file changes) or quits
-    at the prompt. The model chosen in the start-up list is remembered in ./.maia/config.json.
+    a request (what the model said and did so far is kept, /undo reverts file changes) or, twice
+    at the prompt, quits. The model chosen in the start-up list is remembered in ./.maia/config.json.
 
     Exit codes: 0 done, 1 error, 2 unknown session (--resume) or bad usage.
     """
@@ -43,6 +43,25 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))
     env = environment()
+    if resume:
+        from maia.sessions import SessionStore
+
+        store = SessionStore.for_launch(env.launch)
+        if store.find(resume) is None:  # said before the screen is taken, not after the banner
+            raise store.not_found(resume)
+    from maia.paths import settings_path
+
+    if not settings_path(env.home).exists():
+        # a first `maia`: offer the guided set-up rather than a JSON sample to copy by hand
+        from .configure import run_setup
+
+        click.echo(_("MAIA is not set up yet ({path} does not exist).").format(path=settings_path(env.home)))
+        if not click.confirm(_("Set it up now?"), default=True):
+            click.echo(_("Run `maia setup` when you are ready."))
+            raise SystemExit(1)
+        if not run_setup():
+            raise SystemExit(1)
+        click.echo()
     settings = load_settings(env.home)
     choice = resolve_model(model, env.launch, env.home, settings=settings)
     from maia.ui.chat import ChatOptions, run_chat

@@ -114,8 +114,8 @@ def test_servers(ctx: click.Context, server: str | None) -> None:
             click.echo(
                 _(
                     "{name} is declared by the project ({file}). Before MAIA starts or contacts it, allow it in your "
-                    'own ~/.maia/settings.json: {{"permissions": {{"allow": ["Mcp({name})"]}}}}'
-                ).format(name=server, file=selection.server.file),
+                    'own {settings}: {{"permissions": {{"allow": ["Mcp({name})"]}}}}'
+                ).format(name=server, file=selection.server.file, settings=env.home / "settings.json"),
                 err=True,
             )
             ctx.exit(1)
@@ -236,16 +236,20 @@ def add(
                 "https:// (maia mcp add {name} https://…)."
             ).format(program=target[0], name=name)
         )
-    if project:
-        message = _('It starts only when your own ~/.maia/settings.json allows it: {{"allow": ["Mcp({name})"]}}.')
-        click.echo(message.format(name=name))
-    else:
+    from maia.config import enable_mcp_server
+    from maia.paths import settings_path
+
+    # you declared it yourself: it is enabled in your own settings (a project's say-so never does that)
+    enabled = enable_mcp_server(env.home, name)
+    if enabled is not None:
         click.echo(
-            _(
-                'Enable it with "Mcp({name})" in the allow list of ~/.maia/settings.json or ./.maia/settings.json; '
-                "check with: maia mcp test {name}"
-            ).format(name=name)
+            _("Enabled: Mcp({name}) is in the allow list of {path}; check with: maia mcp test {name}").format(
+                name=name, path=enabled
+            )
         )
+    else:
+        message = _('It starts only when {path} allows it: {{"permissions": {{"allow": ["Mcp({name})"]}}}}.')
+        click.echo(message.format(name=name, path=settings_path(env.home)))
 
 
 def _unknown_program(program: str, launch: Path, cwd: str | None) -> bool:
@@ -271,6 +275,17 @@ def remove(name: str, project: bool) -> None:
     path = project_config_path(env.launch) if project else user_config_path(env.home)
     if remove_server(env.home, path, name):
         click.echo(_("Removed {name} from {path}.").format(name=name, path=path))
+        if not any(s.name == name for s in _plan(env).config.servers):  # declared nowhere else now
+            from maia.config import forget_mcp_server
+            from maia.paths import settings_path
+
+            removed = forget_mcp_server(env.home, name)
+            if removed:
+                click.echo(
+                    _("Removed its rules from {path}: {rules}.").format(
+                        path=settings_path(env.home), rules=", ".join(removed)
+                    )
+                )
         return
     other = user_config_path(env.home) if project else project_config_path(env.launch)
     hint = None

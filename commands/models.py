@@ -29,7 +29,7 @@ def models(as_json: bool) -> None:
     env = environment()
     settings = settings_for(env)
     try:
-        choice = resolve_model(None, env.launch, env.home)
+        choice = resolve_model(None, env.launch, env.home, settings=settings)
     except ConfigError as error:
         warn(error.message)
         choice = None

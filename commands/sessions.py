@@ -105,6 +105,7 @@ def show(name: str, as_json: bool) -> None:
     import json
     import sys
 
+    from maia.codec import typed_text
     from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
     from maia.inert import for_terminal
 
@@ -130,7 +131,16 @@ def show(name: str, as_json: bool) -> None:
     for message in session.messages:
         click.echo("\n" + (_("You:") if message.role == "user" else _("MAIA:")))
         for block in message.content:
-            if isinstance(block, TextBlock):
+            if isinstance(block, TextBlock) and message.role == "user":
+                words = typed_text(block)
+                click.echo(shown(words))
+                if len(block.text) > len(words):  # files, piped input or a command's output went with it
+                    click.echo(
+                        _("  [with {count} characters attached; --json shows them]").format(
+                            count=len(block.text) - len(words)
+                        )
+                    )
+            elif isinstance(block, TextBlock):
                 click.echo(shown(block.text))
             elif isinstance(block, ToolUseBlock):
                 click.echo(shown(f"  → {block.name} {json.dumps(block.input, ensure_ascii=False)}"))

@@ -17,14 +17,40 @@ STOP_WAIT = 30.0
 @click.argument("ref", shell_complete=complete_workflows)
 @click.argument("request", required=False)
 @click.option("--deny", is_flag=True, help=_("Refuse instead of allowing."))
-def approve(ref: str, request: str | None, deny: bool) -> None:
+@click.option(
+    "--show", is_flag=True, help=_("Show what the request would allow (its command or diff); answer nothing.")
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help=_("Print the request as JSON (its command or diff included); answer nothing."),
+)
+def approve(ref: str, request: str | None, deny: bool, show: bool, as_json: bool) -> None:
     """Allow (or --deny) what a workflow waits for: REQUEST (r1, r2…), or the one request waiting.
 
-    Each request is answered once; an answered request cannot be changed.
+    Each request is answered once; an answered request cannot be changed. --show prints the request
+    whole (the exact command, or the diff of the edit) without answering it.
     """
     from maia.workflows.steer import approve as answer
 
     target = find(ref)
+    if show or as_json:
+        import json
+
+        from maia.workflows.steer import pick_request
+        from maia.workflows.text import inert
+        from maia.workflows.view import detail_rows, snapshot
+
+        chosen = pick_request(snapshot(target), "permission", request)
+        if as_json:
+            click.echo(json.dumps(chosen.to_json(), indent=2, ensure_ascii=False))
+            return
+        click.echo(f"{chosen.id}  {inert(chosen.agent)}: {inert(chosen.message)}")
+        for line in detail_rows(chosen, target.id, limit=None):
+            click.echo(line)
+        click.echo("  " + _("maia approve {id} {request}   (or --deny)").format(id=target.id, request=chosen.id))
+        return
     answered = answer(target, request, not deny)
     message = _("Approved {request} of {id}.") if not deny else _("Denied {request} of {id}.")
     click.echo(message.format(request=answered.id, id=target.id))

@@ -37,6 +37,7 @@ from maia.contracts import (
     Usage,
 )
 from maia.i18n import _
+from maia.paths import home_path
 from maia.permissions.engine import Decision
 from maia.runner import PermissionCheck, RunOutcome, ToolRunner
 
@@ -74,6 +75,8 @@ class AgentSession:
     # called before each model call: compacts a conversation that would not fit and returns the request
     # to carry on with (the turn goes on from the summary), or None when nothing was done
     before_request: Callable[[AgentSession], Awaitable[str | None]] | None = None
+    # what the user typed for the request being sent, when the front end knows it (kept in the session)
+    typed_request: str | None = None
     _streaming: list[str] | None = None  # the text of the answer being streamed
     _runner: ToolRunner | None = None  # the tool calls being run
 
@@ -109,12 +112,12 @@ def truncation_warning(event: Truncated) -> str:
     if event.reason == "length":
         return _(
             "The answer was cut by the output token limit (finish reason: length). "
-            "Raise MaxOutputTokens in ~/.maia/settings.json if tool calls arrive incomplete."
-        )
+            "Raise MaxOutputTokens in {settings} if tool calls arrive incomplete."
+        ).format(settings=home_path("settings.json"))
     return _(
         "The answer stopped at exactly {tokens} output tokens with a tool call: it was probably cut by the "
-        "output token limit. Raise MaxOutputTokens in ~/.maia/settings.json."
-    ).format(tokens=event.output_tokens)
+        "output token limit. Raise MaxOutputTokens in {settings}."
+    ).format(tokens=event.output_tokens, settings=home_path("settings.json"))
 
 
 def _report_context(session: AgentSession) -> None:
@@ -126,11 +129,13 @@ def add_request(session: AgentSession, user_text: str) -> None:
     """Join the pending context to the text in one user message (merged into the last one if due)."""
     text = "\n\n".join([*session.pending_context, user_text]) if session.pending_context else user_text
     session.pending_context.clear()
+    typed = session.typed_request if session.typed_request is not None else user_text
+    block = TextBlock(text, typed=typed if typed != text else None)
     if session.can_resume:
         last = session.messages[-1]
-        session.messages[-1] = Message("user", [*last.content, TextBlock(text)])
+        session.messages[-1] = Message("user", [*last.content, block])
     else:
-        session.messages.append(Message("user", [TextBlock(text)]))
+        session.messages.append(Message("user", [block]))
     session.merge_next = False
 
 

@@ -27,6 +27,8 @@ ORIGINS: tuple[Origin, ...] = ("chat", "ask", "subagent", "workflow")
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """A content block's JSON form."""
     if isinstance(block, TextBlock):
+        if block.typed is not None:
+            return {"type": "text", "text": block.text, "typed": block.typed}
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUseBlock):
         data: dict[str, Any] = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -57,7 +59,8 @@ def block_from_dict(data: Any) -> ContentBlock:
         raise ValueError("a content block must be an object")
     kind = data.get("type")
     if kind == "text":
-        return TextBlock(str(data.get("text", "")))
+        typed = data.get("typed")
+        return TextBlock(str(data.get("text", "")), typed=typed if isinstance(typed, str) else None)
     if kind == "tool_use":
         inp = data.get("input")
         raw = data.get("rawArguments")
@@ -95,6 +98,29 @@ def message_from_dict(data: Any) -> Message:
     else:
         raise ValueError("a message's content must be a list")
     return Message(data["role"], blocks)
+
+
+# the end of what MAIA attached before the user's words, in files written before ``typed`` was kept
+_LEGACY_ENDS = ("</file>\n\n", "</folder>\n\n", "</stdin>\n\n")
+
+
+def typed_text(block: TextBlock) -> str:
+    """What the user typed for a user text block: ``typed`` when recorded, else the text without the attached
+    files, piped input or command output an older MAIA put before it."""
+    if block.typed is not None:
+        return block.typed
+    text = block.text
+    end = max((text.rfind(mark) + len(mark) for mark in _LEGACY_ENDS if mark in text), default=-1)
+    if end > 0:
+        return text[end:]
+    if text.startswith("The user ran a shell command") and "\n\n" in text:
+        return text.rsplit("\n\n", 1)[1]
+    return text
+
+
+def user_words(message: Message) -> str:
+    """A user message's text as the user typed it (attached context left out)."""
+    return "".join(typed_text(b) for b in message.content if isinstance(b, TextBlock))
 
 
 # --- sessions --------------------------------------------------------------------------------

@@ -16,12 +16,14 @@ from maia.paths import settings_path
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_READ_TIMEOUT = 600.0
 DEFAULT_OUTAGE_RETRY = 120.0
+DEFAULT_CHAT_ENDPOINT = "/v1/chat/completions"  # OpenAI_EndPoint when settings.json does not say
+DEFAULT_MODELS_ENDPOINT = "/v1/models"  # LiteLLM_Models when settings.json does not say
 
 _RULE_LIST = {"type": "array", "items": {"type": "string"}}
 
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["LiteLLM_URL", "OpenAI_EndPoint", "LiteLLM_Models"],
+    "required": ["LiteLLM_URL"],
     "properties": {
         "LiteLLM_URL": {"type": "string", "pattern": "^https?://"},
         "OpenAI_EndPoint": {"type": "string"},
@@ -295,8 +297,8 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
     return Settings(
         path=path,
         litellm_url=data["LiteLLM_URL"],
-        chat_endpoint=data["OpenAI_EndPoint"],
-        models_endpoint=data["LiteLLM_Models"],
+        chat_endpoint=data.get("OpenAI_EndPoint", DEFAULT_CHAT_ENDPOINT),
+        models_endpoint=data.get("LiteLLM_Models", DEFAULT_MODELS_ENDPOINT),
         api_key=api_key,
         max_iterations=data.get("MaxIterations", DEFAULT_MAX_ITERATIONS),
         max_output_tokens=data.get("MaxOutputTokens"),
@@ -324,8 +326,8 @@ def load_settings(home: Path, env: Mapping[str, str] | None = None) -> Settings:
     except FileNotFoundError:
         raise ConfigError(
             _(
-                "Settings file not found: {path}\nCreate it with the address of your LiteLLM server, "
-                "for example:\n{example}"
+                "Settings file not found: {path}\nRun `maia setup` (it asks your LiteLLM server's address "
+                "and key, and tests them), or create the file by hand, for example:\n{example}"
             ).format(path=path, example=example_settings().rstrip())
         ) from None
     return validate_settings(data, path, env)
@@ -396,3 +398,80 @@ def no_model_message(home: Path) -> str:
         'No model chosen: pass --model NAME, set MAIA_MODEL, write {{"model": "NAME"}} in {config} or '
         "./.maia/config.json, or set DefaultModel in {settings} (`maia models` lists them)."
     ).format(config=home / "config.json", settings=settings_path(home))
+
+
+# --- `maia setup` (writing the settings) ---------------------------------------------------------
+
+
+def read_settings_object(home: Path) -> dict[str, Any]:
+    """The current ``settings.json`` as a dict (empty when the file does not exist yet).
+
+    A file that is not a JSON object is an error: `maia setup` never overwrites what it cannot keep.
+    """
+    path = settings_path(home)
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            _("{path}: the settings must be a JSON object; fix or move the file first.").format(path=path)
+        )
+    return data
+
+
+def save_settings(home: Path, updates: Mapping[str, Any], remove: tuple[str, ...] = ()) -> Path:
+    """Merge ``updates`` into ``settings.json`` (other keys kept), drop ``remove``; atomic, mode 0600.
+
+    The file may hold the proxy key, so it is readable by its owner only.
+    """
+    from maia.storage import write_atomic
+
+    data = read_settings_object(home)
+    for key in remove:
+        data.pop(key, None)
+    data.update(updates)
+    path = settings_path(home)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+    return path
+
+
+def _names_server(rule: str, server: str) -> bool:
+    """Whether a rule is ``Mcp(server)`` or ``Mcp(server,…)``."""
+    compact = rule.replace(" ", "")
+    return compact == f"Mcp({server})" or compact.startswith(f"Mcp({server},")
+
+
+def enable_mcp_server(home: Path, server: str) -> Path | None:
+    """Add ``Mcp(server)`` to the allow list of the user's settings.json; the file's path, or None when there
+    is no settings file yet (writing one with only a rule would make it invalid)."""
+    if not settings_path(home).exists():
+        return None
+    data = read_settings_object(home)
+    found = data.get("permissions")
+    perms: dict[str, Any] = found if isinstance(found, dict) else {}
+    allow = [r for r in perms.get("allow", []) if isinstance(r, str)]
+    rule = f"Mcp({server})"
+    if rule not in allow:
+        return save_settings(home, {"permissions": {**perms, "allow": [*allow, rule]}})
+    return settings_path(home)
+
+
+def forget_mcp_server(home: Path, server: str) -> list[str]:
+    """Take the rules naming ``server`` out of the user's settings.json; the rules removed."""
+    if not settings_path(home).exists():
+        return []
+    data = read_settings_object(home)
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return []
+    removed: list[str] = []
+    kept: dict[str, Any] = dict(perms)
+    for family in ("allow", "ask", "deny"):
+        rules = perms.get(family)
+        if isinstance(rules, list):
+            removed.extend(r for r in rules if isinstance(r, str) and _names_server(r, server))
+            kept[family] = [r for r in rules if not (isinstance(r, str) and _names_server(r, server))]
+    if removed:
+        save_settings(home, {"permissions": kept})
+    return removed

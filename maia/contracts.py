@@ -29,6 +29,9 @@ class TextBlock:
 
     text: str
     type: Literal["text"] = "text"
+    # a user request: what the user typed, when ``text`` holds more (attached files, a command's output, a
+    # skill's prompt); shown instead of ``text`` in listings and replays. Never sent, never compared.
+    typed: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)

@@ -80,6 +80,7 @@ class HeadlessUI:
         self.warnings: list[str] = []
         self._waiting: asyncio.TimerHandle | None = None
         self._waited = 0.0
+        self._calls: list[ToolUseBlock] = []  # the model's calls not announced yet
 
     def emit(self, event: dict[str, Any]) -> None:
         """One JSON event per line (stream-json only)."""
@@ -140,9 +141,18 @@ class HeadlessUI:
         self._stop_waiting()
         self.emit({"type": "reasoning", "text": text})
 
+    def expect_calls(self, calls: list[ToolUseBlock]) -> None:
+        """The calls of the model's last message: their ids and inputs go with the tool_call events."""
+        self._calls.extend(calls)
+
     def on_tool_call(self, name: str, summary: str) -> None:
-        """A tool call."""
-        self.emit({"type": "tool_call", "name": name, "summary": summary})
+        """A tool call (its ``id`` and ``input`` too, for scripts that follow a run)."""
+        event: dict[str, Any] = {"type": "tool_call", "name": name, "summary": summary}
+        call = next((c for c in self._calls if c.name == name), None)
+        if call is not None:  # the calls are announced in the order the model made them
+            self._calls.remove(call)
+            event = {"type": "tool_call", "id": call.id, "name": name, "input": call.input, "summary": summary}
+        self.emit(event)
         self.progress(f"→ {name} {summary}".rstrip())
 
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
@@ -338,7 +348,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         ui,
         counter=counter,
     )
-    record = RecordHook(app)
+    record = RecordHook(app, ui)
     status, code, error = "done", int(ExitStatus.OK), None
     task = asyncio.current_task()
     remove_handlers = on_terminating_signals(task.cancel) if task is not None else (lambda: None)
@@ -357,7 +367,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         record.attach()
         await app.context_size()
         text = await _prepare(app, options, ui)
-        result = await app.send(text, on_wait=_make_waiter(options, ui))
+        result = await app.send(text, on_wait=_make_waiter(options, ui), typed=options.prompt)
         if result == "max_iterations":
             status, code = "max_iterations", int(ExitStatus.ITERATION_LIMIT)
             ui.on_warning(
@@ -443,15 +453,21 @@ async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> str
 class RecordHook:
     """Connects a :class:`RunRecord` to the application's agent once the conversation exists."""
 
-    def __init__(self, app: Application) -> None:
+    def __init__(self, app: Application, ui: HeadlessUI | None = None) -> None:
         self.app = app
+        self.ui = ui
         self.record = RunRecord()
         self._usage_start = 0
+
+    def _add(self, message: Message) -> None:
+        self.record.add(message)
+        if self.ui is not None and message.role == "assistant":
+            self.ui.expect_calls(message.tool_uses)
 
     def attach(self) -> None:
         """Start recording (after the session to continue, if any, was loaded)."""
         agent = self.app.agent
-        agent.on_message = self.record.add
+        agent.on_message = self._add
         self._usage_start = len(agent.usage)
 
     @property

@@ -32,6 +32,15 @@ def maia_home(env: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".maia"
 
 
+def home_path(name: str, env: Mapping[str, str] | None = None) -> str:
+    """A file of MAIA's home as messages name it: ``~/.maia/NAME``, or its real path when ``MAIA_HOME`` moves
+    the home (a message must point at the file MAIA actually reads)."""
+    env = os.environ if env is None else env
+    if env.get("MAIA_HOME", "").strip():
+        return str(maia_home(env) / name)
+    return f"~/.maia/{name}"
+
+
 def settings_path(home: Path) -> Path:
     """The user's settings file (§7.3)."""
     return home / "settings.json"

@@ -28,6 +28,16 @@ MAX_PARALLEL_TOOLS = 8
 OFF_LOOP_INPUT = 8_000  # characters of input past which the permission check runs in a thread
 STOP_FOR_MODEL = "The user stopped this iteration: this tool was not run. Wait for the user's next message."
 NOT_RUN_FOR_MODEL = "Not run: the user stopped the iteration before this call."
+
+
+def not_run(reason: str) -> str:
+    """What the user sees for a call refused without a rule: the reason, said once "Not run"."""
+    prefix = _("Not run: {reason}").split("{reason}")[0]
+    if reason.startswith(("Not run:", prefix)):
+        return reason
+    return _("Not run: {reason}").format(reason=reason)
+
+
 USER_REFUSED = "The user refused this action."
 
 __all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "received", "validate_input"]
@@ -49,6 +59,8 @@ class _Prepared:
     result: ToolResultBlock | None = None  # decided without running (error, refusal, stop)
     task: asyncio.Task[ToolResultBlock] | None = None
     display: str | None = None  # what the user sees instead of the text written for the model
+    asked: bool = False  # the user saw the call (and its diff) in a question
+    diff: str | None = None  # an edit made without a question: its diff, shown with the result
 
 
 def shown_output(tool: Tool | None, output: str) -> str:
@@ -171,7 +183,7 @@ class ToolRunner:
         if verdict == Verdict.DENY:
             if rule is None:
                 text = decision.reason  # a refusal that no rule made (e.g. nobody can confirm): its own words
-                prepared.display = _("Not run: {reason}").format(reason=decision.reason)
+                prepared.display = not_run(decision.reason)
             else:
                 text = _("Action denied by the permission rules ({rule}). Do not retry it as is.").format(rule=rule)
                 prepared.display = _("Denied by the rule {rule}.").format(rule=rule)
@@ -180,6 +192,7 @@ class ToolRunner:
         if verdict == Verdict.ASK:
             from maia.approval import approval_for
 
+            prepared.asked = True
             question = _("Allow {tool}: {summary}?").format(tool=call.name, summary=prepared.summary or call.name)
             try:
                 approval = approval_for(tool, call.name, call.input, prepared.summary, decision, self.ctx.cwd)
@@ -214,6 +227,28 @@ class ToolRunner:
             return None
         return self.key_locks.setdefault(key, asyncio.Lock())
 
+    def _diff_before(self, prepared: _Prepared) -> None:
+        """An edit nobody was asked about (edits mode, an allow rule): its diff, taken just before it runs
+        (under the file's lock), for the user to see what changed, as a question would have shown."""
+        if prepared.asked or prepared.call.name not in ("Write", "Edit") or self._show_diff is None:
+            return
+        from maia.approval import write_detail
+
+        try:
+            prepared.diff = write_detail(prepared.call.name, prepared.call.input, self.ctx.cwd)
+        except Exception:  # the diff is cosmetic: the edit itself goes on
+            prepared.diff = None
+
+    def _report(self, prepared: _Prepared, result: ToolResultBlock) -> None:
+        """Show an applied edit's diff after its result (only when it succeeded)."""
+        if prepared.diff and not result.is_error and self._show_diff is not None:
+            self._show_diff(prepared.call.name, prepared.diff)
+
+    @property
+    def _show_diff(self) -> Callable[[str, str], None] | None:
+        show = getattr(self.ui, "on_applied_diff", None)
+        return show if callable(show) else None
+
     async def _execute(self, prepared: _Prepared, lock: asyncio.Lock | None) -> ToolResultBlock:
         self.started.add(prepared.call.id)
         result = await self._execute_one(prepared, lock)
@@ -227,6 +262,7 @@ class ToolRunner:
             await lock.acquire()
         try:
             async with self.limiter:
+                self._diff_before(prepared)
                 try:
                     output = await prepared.tool.execute(call.input, self.ctx)
                 except Exception as error:  # the one broad except: a tool failure becomes an error result
@@ -254,6 +290,7 @@ class ToolRunner:
             assert prepared.tool is not None
             result = await self._execute(prepared, None)
         self.ui.on_tool_result(call.name, prepared.display or shown_output(tool, result.content), result.is_error)
+        self._report(prepared, result)
         return RunOutcome([result], stopped)
 
     async def _run_parallel(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
@@ -299,5 +336,6 @@ class ToolRunner:
             self.ui.on_tool_call(prepared.call.name, prepared.summary)
             shown = prepared.display or shown_output(prepared.tool, result.content)
             self.ui.on_tool_result(prepared.call.name, shown, result.is_error)
+            self._report(prepared, result)
             results.append(result)
         return RunOutcome(results, stopped)

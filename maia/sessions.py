@@ -225,9 +225,12 @@ class SessionInfo:
 
 def first_prompt(messages: list[Message], limit: int = 80) -> str:
     """The first thing the user typed, on one line (for listings)."""
+    from maia.codec import user_words
+
     for message in messages:
-        if message.role == "user" and message.text.strip():
-            line = " ".join(message.text.split())
+        words = user_words(message) if message.role == "user" else ""
+        if words.strip():
+            line = " ".join(words.split())
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
 
@@ -532,12 +535,15 @@ class SessionStore:
         return results
 
 
-MAIA_GITIGNORE = """# Written by MAIA: what stays on this machine (sessions, personal settings), this file included,
-# so that a MAIA run leaves `git status` clean. Commit .maia/settings.json, tools/, skills/, agents/.
+MAIA_GITIGNORE = """# Written by MAIA: what stays on this machine (sessions, personal settings, the model chosen in
+# the chat's list), this file included, so that a MAIA run leaves `git status` clean.
+# Commit .maia/settings.json, tools/, skills/, agents/.
 .sessions/
 settings.local.json
+config.json
 .gitignore
 """
+_OWN_GITIGNORE = "# Written by MAIA"
 
 
 def ensure_project_folders(launch: Path) -> str | None:
@@ -554,7 +560,14 @@ def ensure_project_folders(launch: Path) -> str | None:
             path=folder / ".sessions", error=error.strerror
         )
     ignore = folder / ".gitignore"
-    if not ignore.exists():
+    try:
+        current: str | None = ignore.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    # MAIA's own file, written by an older MAIA, is brought up to date; one the user wrote is theirs
+    missing = current is None and not ignore.exists()
+    outdated = current is not None and current.startswith(_OWN_GITIGNORE) and current != MAIA_GITIGNORE
+    if missing or outdated:
         with contextlib.suppress(OSError):  # a read-only folder: sessions still work, git may list them
             write_atomic(ignore, MAIA_GITIGNORE)
     return None

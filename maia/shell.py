@@ -131,9 +131,31 @@ def register_secret(value: str | None) -> None:
         _secret_values.add(value)
 
 
+def _without_own_venv(env: dict[str, str]) -> None:
+    """Drop MAIA's own virtual environment from ``PATH`` (and ``VIRTUAL_ENV``) when MAIA runs from one.
+
+    With it first on PATH, ``python`` and ``pip`` in the commands would be MAIA's, not the project's: the
+    agent's ``python -m pytest`` would fail with "No module named pytest".
+    """
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return
+    own = os.path.realpath(sys.prefix)
+    own_bin = os.path.join(own, "bin")
+    if "PATH" in env:
+        kept = [p for p in env["PATH"].split(os.pathsep) if os.path.realpath(p or ".") != own_bin]
+        env["PATH"] = os.pathsep.join(kept)
+    if env.get("VIRTUAL_ENV") and os.path.realpath(env["VIRTUAL_ENV"]) == own:
+        del env["VIRTUAL_ENV"]
+
+
 def tool_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of the commands MAIA runs: its own, plus ``extra``, minus every secret."""
-    merged = {**os.environ, **(extra or {})}
+    """The environment of the commands MAIA runs: its own minus its virtual environment, plus ``extra``,
+    minus every secret."""
+    own = dict(os.environ)
+    _without_own_venv(own)
+    merged = {**own, **(extra or {})}
     # a value holding a secret anywhere (a URL with the key in it…) goes too
     return {
         name: value

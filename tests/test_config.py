@@ -78,11 +78,18 @@ def test_nested_wrong_type_names_the_nested_field(home: Path) -> None:
 
 
 def test_missing_required_key_is_named(home: Path) -> None:
-    _write(home, json.dumps({"LiteLLM_URL": "http://x", "OpenAI_EndPoint": "/c"}))
+    _write(home, json.dumps({"OpenAI_EndPoint": "/c"}))
     with pytest.raises(ConfigError) as info:
         load_settings(home)
-    assert '"LiteLLM_Models" is missing' in str(info.value)
-    assert "/v1/models" in str(info.value)
+    assert '"LiteLLM_URL" is missing' in str(info.value)
+    assert "http://localhost:4000" in str(info.value)
+
+
+def test_endpoints_are_optional_with_the_usual_paths(home: Path) -> None:
+    _write(home, json.dumps({"LiteLLM_URL": "http://x:4000/"}))
+    settings = load_settings(home)
+    assert settings.chat_url == "http://x:4000/v1/chat/completions"
+    assert settings.models_url == "http://x:4000/v1/models"
 
 
 def test_url_without_scheme_is_refused(home: Path) -> None:

@@ -322,7 +322,7 @@ def test_a_real_error_in_french(tmp_path: Path) -> None:
     done = _maia(["models"], tmp_path, LANG="fr_FR.UTF-8")
     assert done.returncode == 1
     assert f"Erreur : Fichier de réglages introuvable : {tmp_path / 'home' / 'settings.json'}" in done.stderr
-    assert "Créez-le avec l'adresse de votre serveur LiteLLM" in done.stderr
+    assert "Lancez `maia setup` (il demande l'adresse et la clé de votre serveur LiteLLM" in done.stderr
 
 
 def test_a_usage_error_in_french(tmp_path: Path) -> None:

@@ -67,3 +67,27 @@ def test_cut_middle() -> None:
     assert cut_middle("abc", 10) == ("abc", False)
     text, cut = cut_middle("x" * 50 + "y" * 50, 60)
     assert cut and len(text) == 60 and text.startswith("x") and text.endswith("y")
+
+
+def test_commands_do_not_see_maias_own_virtual_environment(tmp_path: Path) -> None:
+    """Issue 28: MAIA run from its venv (PATH starting with it, as `source .venv/bin/activate` does): the
+    commands it runs find the system's ``python``, not MAIA's."""
+    import os
+    import subprocess
+    import sys
+
+    own_bin = os.path.join(sys.prefix, "bin")
+    assert sys.prefix != sys.base_prefix, "the suite runs from a virtual environment"
+    script = (
+        "import asyncio, pathlib\n"
+        "from maia.shell import run_shell\n"
+        "r = asyncio.run(run_shell('echo \"$PATH\"; echo \"venv=$VIRTUAL_ENV\"', pathlib.Path('.')))\n"
+        "print(r.output, end='')\n"
+    )
+    env = {**os.environ, "PATH": f"{own_bin}{os.pathsep}/usr/bin{os.pathsep}/bin", "VIRTUAL_ENV": sys.prefix}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    path, venv = done.stdout.splitlines()
+    assert path.split(os.pathsep) == ["/usr/bin", "/bin"]
+    assert venv == "venv="

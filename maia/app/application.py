@@ -692,16 +692,20 @@ class Application:
         on_limit: LimitCallback | None = None,
         max_iterations: int | None = None,
         policy: RetryPolicy | None = None,
+        typed: str | None = None,
     ) -> TurnResult:
-        """Send a request with the retry policy every front end shares (a turn ``/undo`` can revert)."""
+        """Send a request with the retry policy every front end shares (a turn ``/undo`` can revert);
+        ``typed``: what the user typed, kept in the session when the text sent holds more."""
         if self.mcp is not None:
             self.refresh_tools()
         self.agent.interrupted = None
+        self.agent.typed_request = typed
         before = self.conversation.marker()
         self.changes.start_turn(self.conversation.rewind_point())
         try:
             return await self._send(text, on_wait, on_limit, max_iterations, policy)
         finally:
+            self.agent.typed_request = None
             # a request rolled back (or refused before any answer) is not a turn /undo should count
             if self.conversation.marker() == before:
                 self.changes.discard_empty_turn()

@@ -1,4 +1,8 @@
-"""The context bar as a pure model (§13.3): squares of 10,000 tokens, colours, labels, growing scale."""
+"""The context bar as a pure model (§13.3): a gauge of a fixed number of squares, colours, a label.
+
+The gauge keeps its width whatever the model's maximum (a 1M-token model no longer fills the bar with
+100 squares): each square is a tenth of the maximum, and the label gives the figures.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Literal
 from maia.i18n import _
 
 SQUARE_TOKENS = 10_000
+GAUGE = 10  # squares of the gauge, whatever the maximum
 YELLOW_AT = 0.60
 RED_AT = 0.85
 Level = Literal["green", "yellow", "red"]
@@ -47,22 +52,14 @@ class BarModel:
 
 
 def bar_model(tokens: int, maximum: int | None, width: int) -> BarModel:
-    """The bar for ``tokens`` of ``maximum`` in ``width`` columns; the scale grows by 10,000 to fit."""
+    """The bar for ``tokens`` of ``maximum`` in ``width`` columns: ``GAUGE`` squares (none when even the label
+    barely fits), each a tenth of the maximum."""
     if not maximum or maximum <= 0:
         label = _("{tokens} tokens · max context unknown").format(tokens=format_tokens(tokens))
         return BarModel(tokens, None, 0, 0, SQUARE_TOKENS, "green", label)
     ratio = tokens / maximum
     level: Level = "red" if ratio >= RED_AT else "yellow" if ratio >= YELLOW_AT else "green"
-    percent = round(ratio * 100)
-    scale = SQUARE_TOKENS
-    while True:
-        squares = max(1, math.ceil(maximum / scale))
-        base = f"{format_tokens(tokens)} / {format_tokens(maximum)} · {percent}%"
-        label = base if scale == SQUARE_TOKENS else f"{base} · 1■ = {format_tokens(scale)}"
-        if squares + 1 + len(label) <= width or squares == 1:
-            break
-        scale += SQUARE_TOKENS
-    filled = min(squares, math.ceil(tokens / scale)) if tokens > 0 else 0
-    if tokens > 0:
-        filled = max(1, filled)
-    return BarModel(tokens, maximum, squares, filled, scale, level, label)
+    label = f"{format_tokens(tokens)} / {format_tokens(maximum)} · {round(ratio * 100)}%"
+    squares = GAUGE if GAUGE + 1 + len(label) <= width else 0
+    filled = min(squares, math.ceil(ratio * squares)) if tokens > 0 and squares else 0
+    return BarModel(tokens, maximum, squares, filled, max(1, math.ceil(maximum / GAUGE)), level, label)

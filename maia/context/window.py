@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from maia.contracts import ChatRequest, LLMProvider, Message, TextBlock, TextDelta
-from maia.errors import ProviderError
+from maia.errors import AuthFailed, ProviderError, ProviderUnreachable
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 
@@ -96,14 +96,23 @@ async def resolve_context_size(
     provider: LLMProvider | None,
 ) -> ContextSize:
     """LiteLLM's ``max_input_tokens`` > ``MaxContextTokens`` > the model's answer; unknown → a warning."""
+    configured = from_settings(setting, model)
     if list_models is not None:
         try:
             for info in await list_models():
                 if info.name == model and info.max_input_tokens:
                     return ContextSize(info.max_input_tokens, _("from LiteLLM"))
+        except (ProviderUnreachable, AuthFailed) as error:
+            # the proxy itself is wrong: no request will work, say that rather than "the context size"
+            return ContextSize(
+                configured,
+                _("from settings") if configured else "",
+                _("{error}\nCheck LiteLLM_URL and the key in settings.json (`maia setup` tests them).").format(
+                    error=error.message
+                ),
+            )
         except ProviderError:
             pass
-    configured = from_settings(setting, model)
     if configured:
         return ContextSize(configured, _("from settings"))
     if provider is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from maia.i18n import _
 from maia.mcp.config import ServerConfig
+from maia.paths import home_path
 from maia.permissions.rules import Rule, RuleSet, wildcard
 
 MAX_TOOL_NAME = 64
@@ -103,8 +104,8 @@ def select_servers(
                     False,
                     _(
                         'declared by the project ({file}): it starts only with "Mcp({name})" in the allow list of '
-                        "your own ~/.maia/settings.json"
-                    ).format(file=server.file, name=name),
+                        "your own {settings}"
+                    ).format(file=server.file, name=name, settings=home_path("settings.json")),
                 )
             )
         else:
@@ -122,8 +123,8 @@ def select_servers(
         warnings.append(
             _(
                 'the permission rule "{rule}" names the MCP server "{name}", which is declared nowhere '
-                "(~/.maia/mcp.json, ./.mcp.json)."
-            ).format(rule=rule.text, name=pattern)
+                "({mcp}, ./.mcp.json)."
+            ).format(rule=rule.text, name=pattern, mcp=home_path("mcp.json"))
         )
     return selections, warnings
 

@@ -150,6 +150,7 @@ class ChatApp:
         await self._app.start()
         self._app.conversation.on_compacted = self.on_compacted
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
+        self.ui.model_name = lambda: self.app.model if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
         self.ui.store.completer = ChatCompleter(self)
         self._app.on_source_report = self.announce_source
@@ -293,8 +294,8 @@ class ChatApp:
             self.details.context = text
             if not quiet:
                 self.ui.info(text)
-        elif size.warning:
-            self.details.context = size.warning
+        if size.warning:  # an unknown size, or a proxy that cannot be reached at all
+            self.details.context = size.warning if not size.tokens else f"{self.details.context}\n{size.warning}"
             self.ui.warn(size.warning)
         self.ui.set_context(maximum=size.tokens)
 
@@ -483,7 +484,7 @@ class ChatApp:
                 self.app.attach(context)
             for error in await self.app.attach_resources(prepared.text):
                 self.ui.warn(error)
-            await self.turn(prepared.text)
+            await self.turn(prepared.text, typed=text)
 
     async def run_bang(self, command: str | None) -> None:
         """Run a ``!`` command (its output shown live while it runs); its output joins the next request."""
@@ -565,14 +566,15 @@ class ChatApp:
     async def _continue_series(self, limit: int) -> bool:
         return await self.ui.confirm(_("{count} iterations done. Continue?").format(count=limit))
 
-    async def turn(self, text: str) -> None:
-        """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept."""
+    async def turn(self, text: str, typed: str | None = None) -> None:
+        """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept.
+        ``typed``: the line as the user typed it, when ``text`` is not that (a skill's prompt…)."""
         self.ui.set_busy(True, _("Thinking"))
         before = self.app.conversation.marker()
         try:
             try:
                 result = await self.cancellable(
-                    self.app.send(text, on_wait=self.wait_before_retry, on_limit=self._continue_series)
+                    self.app.send(text, on_wait=self.wait_before_retry, on_limit=self._continue_series, typed=typed)
                 )
             except MaiaError as error:
                 if self.ui.store.live_text:
@@ -652,6 +654,7 @@ class ChatApp:
 
     def replay(self, messages: list[Message], start_context: str | None) -> None:
         """Show a loaded conversation as it was shown live: summaries of calls, results in call order."""
+        from maia.codec import typed_text
         from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
 
         if start_context:
@@ -663,7 +666,9 @@ class ChatApp:
             for block in message.content:
                 if isinstance(block, TextBlock) and block.text:
                     if message.role == "user":
-                        self.ui.show_user(block.text[:1500] + ("…" if len(block.text) > 1500 else ""))
+                        words = typed_text(block)  # what the user typed, not the files attached to it
+                        if words.strip():
+                            self.ui.show_user(words[:1500] + ("…" if len(words) > 1500 else ""))
                     else:
                         self.ui.show_markdown(block.text)
                 elif isinstance(block, ToolUseBlock):

@@ -45,7 +45,10 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
             [
                 (_("Enter"), _("send (while a turn runs: queue, sent when it ends; ↑ edits it, Esc drops it)")),
                 (_("Alt+Enter, Ctrl+J"), _("new line")),
-                (_("Esc, Ctrl+C"), _("interrupt the turn; Ctrl+C also clears the input, or quits when it is empty")),
+                (
+                    _("Esc, Ctrl+C"),
+                    _("interrupt the turn; Ctrl+C also clears the input, or, twice when it is empty, quits"),
+                ),
                 (_("Ctrl+D"), _("quit (on an empty input)")),
                 (_("Shift+Tab"), _("approval mode: ask → edits → plan")),
                 (_("/ and @ , Tab"), _("complete a command, a skill, a file")),
@@ -377,7 +380,11 @@ async def cmd_mcp(chat: ChatApp, args: str) -> None:
         return
     servers = source.servers()
     if not servers:
-        chat.ui.info(_("No MCP server is declared (~/.maia/mcp.json, ./.mcp.json): `maia mcp add` declares one."))
+        chat.ui.info(
+            _("No MCP server is declared ({mcp}, ./.mcp.json): `maia mcp add` declares one.").format(
+                mcp=chat.options.home / "mcp.json"
+            )
+        )
         return
     for status in servers:
         kind = {"ok": "ok", "fail": "fail"}.get(status.state, "info")
@@ -427,6 +434,22 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
     )
 
 
+def _permission_summary(chat: ChatApp) -> str:
+    """One line: the rule files in force and how many rules each holds, and this session's rules."""
+    rules = chat.app.conversation.loadout.rules
+    session = chat.app.session_rules
+    counts = [
+        f"{s.path} ({len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny)})"
+        for s in rules.sources
+        if s.exists and not s.ruleset.empty
+    ]
+    if session:
+        counts.append(_("this session ({count})").format(count=len(session)))
+    if not counts:
+        return _("No permission rules defined: every tool use asks for confirmation.")
+    return _("Permission rules loaded: {files}.").format(files=", ".join(counts))
+
+
 async def cmd_status(chat: ChatApp, args: str) -> None:
     """/status: model, context, session, mode, cost; what start-up loaded; MCP servers' health."""
     app = chat.app
@@ -450,7 +473,11 @@ async def cmd_status(chat: ChatApp, args: str) -> None:
     lines = _columns(rows)
     if chat.details.context:
         lines.append(chat.details.context)
-    lines.extend(chat.details.lines)
+    # the rules as they are now ("always" answers add some after start-up), not as start-up found them
+    none = _("No permission rules defined: every tool use asks for confirmation.")
+    loaded = _("Permission rules loaded: {files}.").split("{files}")[0]
+    lines.extend(line for line in chat.details.lines if line != none and not line.startswith(loaded))
+    lines.append(_permission_summary(chat))
     source = app.mcp
     for status in source.servers() if source is not None else []:
         state = {"ok": _("OK, {count} tools").format(count=status.tools)}.get(status.state, status.state)
@@ -481,11 +508,25 @@ async def cmd_copy(chat: ChatApp, args: str) -> None:
             chat.ui.fail(_("This terminal does not take text for the clipboard."))
         return
     text, removed = copied
-    chat.ui.info(
-        ngettext(
-            "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(text)
-        ).format(count=len(text))
-    )
+    report = chat.ui.copy_report
+    if report is not None and (report.failed or len(report.reached) > 1):
+        # tmux, or several ways: say which reached the text, which did not, and how to fix it
+        lines = [
+            ngettext(
+                "Copied {count} character to: {places}.", "Copied {count} characters to: {places}.", len(text)
+            ).format(count=len(text), places="; ".join(report.reached))
+        ]
+        if report.failed:
+            lines.append(_("Not reached: {places}.").format(places="; ".join(report.failed)))
+        if report.advice:
+            lines.append(report.advice)
+        chat.ui.info("\n".join(lines))
+    else:
+        chat.ui.info(
+            ngettext(
+                "Copied {count} character to the clipboard.", "Copied {count} characters to the clipboard.", len(text)
+            ).format(count=len(text))
+        )
     if removed:
         chat.ui.warn(
             ngettext(

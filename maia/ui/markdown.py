@@ -13,7 +13,7 @@ import os
 import re
 
 from maia.ui.metrics import length, wrap
-from maia.ui.style import palette
+from maia.ui.style import LIGHT_CODE, palette
 
 
 def markdown_enabled() -> bool:
@@ -33,13 +33,59 @@ RICH_MAX_LINES = 300  # longer answers use the fast renderer: rich takes about 0
 _COLOR_SYSTEMS = {1 << 24: "truecolor", 256: "256", 16: "standard", 8: "standard"}
 
 
+_SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def _blank(line: str) -> bool:
+    """Nothing visible: no character, and no background colour (a code block's empty line keeps its box)."""
+    if _SGR.sub("", line).strip():
+        return False
+    for params in _SGR.findall(line):
+        codes = params.split(";")
+        if any(c.isdigit() and (40 <= int(c) <= 49 or 100 <= int(c) <= 107) for c in codes if c):
+            return False
+    return True
+
+
+def _airless(rendered: str) -> str:
+    """One blank line between blocks: rich adds its own around code blocks and tables (issue 28)."""
+    out: list[str] = []
+    for line in rendered.split("\n"):
+        if _blank(line):
+            if out and out[-1] == "":
+                continue
+            line = ""
+        out.append(line)
+    while out and out[0] == "":
+        out.pop(0)
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out)
+
+
 def _rich(text: str, width: int) -> str:
-    from rich.console import Console
-    from rich.markdown import Markdown
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.markdown import CodeBlock, Markdown
+    from rich.syntax import Syntax
+    from rich.theme import Theme
+
+    class Code(CodeBlock):
+        """A fenced block without rich's blank padding rows above and below (one column each side)."""
+
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            yield Syntax(str(self.text).rstrip(), self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 1))
+
+    class Answer(Markdown):
+        elements = {**Markdown.elements, "fence": Code, "code_block": Code}
 
     p = palette()
+    styles = {}
+    if p.theme == "light":  # rich's inline code is cyan on black: unreadable on a light background
+        red, green, blue = LIGHT_CODE
+        styles["markdown.code"] = f"bold #{red:02x}{green:02x}{blue:02x}"
     buffer = io.StringIO()
     console = Console(
+        theme=Theme(styles),
         file=buffer,
         width=max(20, width),
         force_terminal=p.styled,
@@ -51,8 +97,8 @@ def _rich(text: str, width: int) -> str:
         highlight=False,
     )
     theme = "friendly" if p.theme == "light" else "monokai"
-    console.print(Markdown(text, code_theme=theme, hyperlinks=False))
-    return buffer.getvalue().rstrip("\n")
+    console.print(Answer(text, code_theme=theme, hyperlinks=False))
+    return _airless(buffer.getvalue())
 
 
 def render_markdown(text: str, width: int) -> str:

@@ -151,8 +151,8 @@ def bar_line(tokens: int, maximum: int | None, width: int, left: str = "", estim
     return fit(" " * pad + text, width - 1)
 
 
-def bar_left(approval_mode: str, marks: str) -> str:
-    """The left of the bar: the approval mode (not shown for ``ask``) and short warnings."""
+def bar_left(approval_mode: str, marks: str, model: str = "", session: str = "") -> str:
+    """The left of the bar: the approval mode (not shown for ``ask``), short warnings, the model and session."""
     p = palette()
     parts = []
     if approval_mode == "edits":
@@ -161,6 +161,9 @@ def bar_left(approval_mode: str, marks: str) -> str:
         parts.append(f"{p.info}⏸ {_('plan mode')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
     if marks:
         parts.append(f"{p.error}{marks}{p.reset}")
+    where = " · ".join(inert_line(part) for part in (model, session) if part)
+    if where:
+        parts.append(f"{p.dim}{where}{p.reset}")
     return "  ".join(parts)
 
 
@@ -244,7 +247,7 @@ def question_lines(question: Question, inner: int, room: int) -> tuple[list[str]
     if question.stage == "rules":
         rules = ", ".join(question.rules)
         tail.append(fit(f"  {p.bold}{_('Always allow {rules}').format(rules=rules)}{p.reset}", inner))
-        hint = _("p: in this project (./.maia/settings.local.json) · s: for this session only · Esc: back")
+        hint = _("p: in this project (./.maia/settings.local.json) · t: this session only · Esc: back")
     else:
         keys = [_("y yes"), _("n no")]
         if question.rules:
@@ -348,7 +351,7 @@ def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
             body.append(fit(f"{p.dim}  {_('and {count} more').format(count=len(store.queued) - 3)}{p.reset}", inner))
         body.append(fit(f"{p.dim}  {_('sent when the turn ends · ↑: edit · Esc: drop')}{p.reset}", inner))
     if store.mode == "input":
-        spinner = ARROW3[tick % len(ARROW3)]
+        spinner = ARROW3[-1]  # idle: a still marker (an animation there says "working" when nothing is)
         if not store.input.text and store.search is None:
             body.append(fit(f"{p.green}{spinner}{p.reset} {p.dim}{_(store.placeholder)}{p.reset}", inner))
             cursor = (len(body) - 1, INPUT_PREFIX)
@@ -377,13 +380,13 @@ def frame(store: UIStore, width: int, height: int, tick: int) -> Frame:
         cursor = None
     live_room = max(0, limit - 4 - len(body) - len(menu) - len(progress))
     live = [fit(row, inner) for row in store.live_rows[len(store.live_rows) - live_room :]] if live_room else []
-    bar = bar_line(
-        store.context_tokens,
-        store.context_max,
-        width,
-        bar_left(store.approval_mode, store.marks),
-        store.context_estimated,
-    )
+    # the left part that fits beside the gauge: everything, else without the session, else without the model
+    bar = ""
+    for model, session in ((store.model_name, store.session_label), (store.model_name, ""), ("", "")):
+        left = bar_left(store.approval_mode, store.marks, model, session)
+        bar = bar_line(store.context_tokens, store.context_max, width, left, store.context_estimated)
+        if not left or (bar.startswith(left) and ("■" in bar or not store.context_max)):  # beside the gauge
+            break
     lines = [*live, *progress, status, border, *body, border, *menu, bar]
     if cursor is not None:
         cursor = (len(live) + len(progress) + 2 + cursor[0], cursor[1])

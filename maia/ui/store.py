@@ -74,6 +74,8 @@ _ACTIONS: dict[str, Literal["mode", "reasoning", "redraw", "suspend"]] = {
 }
 
 # controls but tab and newline, and the invisible bidirectional marks that could make text read otherwise
+PASTE_COLLAPSE_LINES = 5  # a paste of more lines (or characters) is one token in the input box
+PASTE_COLLAPSE_CHARS = 1500
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -361,12 +363,15 @@ class UIStore:
     context_estimated: bool = False  # the count is an estimate until the encoder is ready
     approval_mode: str = "ask"
     marks: str = ""  # short warnings on the bar (an MCP server down)
+    model_name: str = ""  # on the bar: the model in use and the session, always in view
+    session_label: str = ""
     queued: list[str] = field(default_factory=list)  # sent one by one when the turn ends
     killed: str = ""  # the last text Ctrl+K, Ctrl+U, Ctrl+W… removed, for Ctrl+Y
     search: Search | None = None
     menu: Menu | None = None
     completer: Completer | None = None
     placeholder: str = "Your request — /help: help · @: files · Shift+Tab: mode · Ctrl+C: quit"
+    pastes: dict[str, str] = field(default_factory=dict)  # "[Pasted text #1 +60 lines]" → what was pasted
     _menu_key: tuple[str, int] | None = None
     _menu_closed: str | None = None  # Esc closed the menu for this text
 
@@ -385,7 +390,9 @@ class UIStore:
 
     def type_ahead(self, key: Key) -> None:
         """A key that must not answer anything (typed just as a question appeared): text goes to the draft."""
-        if key.is_text or key.name == PASTE:
+        if key.name == PASTE:
+            self.paste(key.text)
+        elif key.is_text:
             self.input.insert(key.text)
 
     def _typing_key(self, key: Key) -> Event | None:
@@ -401,9 +408,52 @@ class UIStore:
 
     # --- typing ---------------------------------------------------------------------------------
 
+    def paste(self, text: str) -> None:
+        """A paste: inserted as is when short; a long one as a token (``[Pasted text #1 +60 lines]``) that Tab
+        expands in place and Enter sends whole."""
+        text = clean_input(text)
+        lines = text.rstrip("\n").count("\n") + 1  # a last line break is no extra line
+        if lines <= PASTE_COLLAPSE_LINES and len(text) <= PASTE_COLLAPSE_CHARS:
+            self.input.insert(text)
+            return
+        number = len(self.pastes) + 1
+        token = (
+            f"[Pasted text #{number} +{lines} lines]" if lines > 1 else f"[Pasted text #{number} {len(text)} chars]"
+        )
+        self.pastes[token] = text
+        self.input.insert(token)
+
+    def expand_pastes(self, text: str) -> str:
+        """``text`` with each paste token replaced by what was pasted."""
+        for token, pasted in self.pastes.items():
+            if token in text:
+                text = text.replace(token, pasted)
+        return text
+
+    def collapse_pastes(self, text: str) -> str:
+        """``text`` with each long paste shown as its token again (the transcript's echo)."""
+        for token, pasted in self.pastes.items():
+            if pasted in text:
+                text = text.replace(pasted, token)
+        return text
+
+    def _expand_token_at_cursor(self) -> bool:
+        """Tab right after (or inside) a paste token: the token becomes the pasted text."""
+        line = self.input
+        for token, pasted in self.pastes.items():
+            start = line.text.find(token)
+            while start >= 0:
+                end = start + len(token)
+                if start < line.cursor <= end:
+                    line.text = line.text[:start] + pasted + line.text[end:]
+                    line.cursor = start + len(pasted)
+                    return True
+                start = line.text.find(token, end)
+        return False
+
     def _enter(self) -> Event | None:
-        """Enter: send the input; while a turn runs, queue it (sent when the turn ends)."""
-        text = self.input.text
+        """Enter: send the input (paste tokens expanded); while a turn runs, queue it (sent when the turn ends)."""
+        text = self.expand_pastes(self.input.text)
         self.history.add(text)
         self.input.set("")
         if self.mode == "busy":
@@ -454,7 +504,10 @@ class UIStore:
         """The editing keys shared by the prompt and type-ahead."""
         line = self.input
         name = key.name
-        if key.is_text or name == PASTE:
+        if name == PASTE:
+            self.paste(key.text)
+            return
+        if key.is_text:
             line.insert(key.text)
             return
         if name in _KILLS:
@@ -484,6 +537,8 @@ class UIStore:
     def _tab(self) -> None:
         """Tab: complete the word when a menu can; else four spaces."""
         self._menu_closed = None
+        if self._expand_token_at_cursor():
+            return
         self.refresh_menu(force=True)
         menu = self.menu
         if menu is not None and menu.items:
@@ -609,7 +664,7 @@ class UIStore:
         if question.stage == "rules":
             if char == "p":
                 return Answer("always")
-            if char == "s":
+            if char == "t":  # not "s": s stops the turn one step earlier, a slip must not allow for the session
                 return Answer("always-session")
             if name in ("KEY_ESCAPE", "KEY_LEFT", "KEY_BACKSPACE"):
                 question.stage = "answer"

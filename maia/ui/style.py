@@ -29,10 +29,11 @@ _DARK: dict[str, RGB] = {
     "shadow": (70, 70, 90),
     "pink": (255, 121, 198),
 }
+LIGHT_CODE: RGB = (0x80, 0x60, 0x00)  # inline and fenced code on a light background
 _LIGHT: dict[str, RGB] = {
     "info": (0x00, 0x5F, 0xA8),
     "error": (0xA0, 0x20, 0x90),
-    "code": (0x80, 0x60, 0x00),
+    "code": LIGHT_CODE,
     "heading": (0x00, 0x5F, 0xA8),
     "link": (0x00, 0x70, 0x90),
     "shadow": (170, 170, 190),

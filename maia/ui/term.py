@@ -53,11 +53,17 @@ from maia.ui.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notif
 if TYPE_CHECKING:
     from blessed import Terminal
 
+    from maia.ui.clipboard import CopyReport
+
 BUSY_TICK = 0.125  # the "Thinking" spinner
 IDLE_TICK = 0.5  # the input box's spinner: at most twice a second while nothing happens
 STREAM_FRAME = 0.03  # streamed text is drawn at most this often
 ANSWER_GUARD = 0.4  # a key this soon after a question appears, or after the previous key, never answers it
 DOUBLE_CTRL_C = 1.5  # a Ctrl+C this soon after one that interrupted a turn does not quit
+HIDDEN_REASONING = 3  # Ctrl+O shows the reasoning of this many earlier model calls, when it was hidden
+HIDDEN_REASONING_CHARS = 4000  # of each, its end
+APPLIED_DIFF_LINES = 30  # an edit made without a question shows this much of its diff
+QUIT_WINDOW = 2.0  # at an idle prompt, a first Ctrl+C only says how to quit; a second one this soon quits
 WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
 PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
 PROGRESS_LINES = 4  # last lines of a running command's output shown
@@ -140,6 +146,7 @@ class TerminalUI:
         self._state: State = "idle"
         self._title = ""
         self.session_name: Callable[[], str | None] | None = None
+        self.model_name: Callable[[], str | None] | None = None  # the model in use, for the bar
         self.last_answer = ""
         self.launch: Path | None = None
         self._plain_state: dict[str, object] = {}
@@ -149,11 +156,14 @@ class TerminalUI:
         self.show_reasoning = False  # Ctrl+O
         self._reasoning: list[str] = []
         self._reasoning_shown = 0
+        self._hidden_reasoning: list[str] = []  # reasoning that streamed while hidden: Ctrl+O shows it later
         self._asked_at = 0.0
         self._typed_at = 0.0  # when text was last typed into the draft
         self._guard = False  # the open question appeared during a turn: keys typed ahead must not answer it
         self._engaged = False  # a key went to the open question
         self._interrupted_at = -DOUBLE_CTRL_C
+        self.copy_report: CopyReport | None = None  # where the last /copy went
+        self._quit_armed_at = -QUIT_WINDOW
         self._waiting_since: float | None = None
         self._showing_wait = False
         self._approval: Approval | None = None
@@ -270,6 +280,10 @@ class TerminalUI:
     def _frame(self) -> render.Frame:
         self.store.live_rows = self._live_rows()
         self.store.progress_rows = self._progress_rows() if self._watches else []
+        if self.model_name is not None:
+            self.store.model_name = self.model_name() or ""
+        if self.session_name is not None:
+            self.store.session_label = self.session_name() or ""
         frame = render.frame(self.store, self._width, self._height, self._tick)
         if self.store.question is not None:
             self.store.question.room = max(1, frame.detail_room)
@@ -447,8 +461,8 @@ class TerminalUI:
         self.message("fail", text)
 
     def show_user(self, text: str) -> None:
-        """Echo the user's request in the log."""
-        self.print_lines(render.user_lines(inert(text), self._width - 1))
+        """Echo the user's request in the log (a long paste as its token: it was sent whole)."""
+        self.print_lines(render.user_lines(inert(self.store.collapse_pastes(text)), self._width - 1))
 
     def show_markdown(self, text: str) -> None:
         """A complete text rendered as Markdown (a summary, a session being replayed), off the event loop."""
@@ -660,10 +674,24 @@ class TerminalUI:
                 event = await self._wait_event((Submit, Interrupt, EndOfInput))
                 if isinstance(event, Interrupt) and time.monotonic() - self._interrupted_at < DOUBLE_CTRL_C:
                     continue  # the second Ctrl+C of an interruption: not a request to quit
+                if isinstance(event, Interrupt) and time.monotonic() - self._quit_armed_at >= QUIT_WINDOW:
+                    # one stray Ctrl+C must not end the session: say how, and quit on a second one
+                    self._quit_armed_at = time.monotonic()
+                    hint = _("Press Ctrl+C again to quit (or Ctrl+D).")
+                    self.store.status = hint
+                    self.redraw()
+                    asyncio.get_running_loop().call_later(QUIT_WINDOW, self._clear_status, hint)
+                    continue
                 assert isinstance(event, Submit | Interrupt | EndOfInput)
                 return event
         finally:
             self._reading = False
+            self.redraw()
+
+    def _clear_status(self, text: str) -> None:
+        """Take ``text`` off the status line if it is still what the line says."""
+        if self.store.status == text:
+            self.store.status = ""
             self.redraw()
 
     def _question_room(self) -> int:
@@ -778,6 +806,7 @@ class TerminalUI:
         self.store.status = _("Thinking") if thinking else self._tools_status
         self._waiting_since = time.monotonic() if thinking else None
         self._showing_wait = False
+        self._keep_hidden_reasoning()
         self._reasoning.clear()
         self._reasoning_shown = 0
         if thinking:
@@ -875,12 +904,20 @@ class TerminalUI:
             self._log.append(_Entry(lines=lines))
             self._drain_log()
 
+    def _keep_hidden_reasoning(self) -> None:
+        """Reasoning that ends unseen is kept (the last few, each cut to its end) for a later Ctrl+O."""
+        if not self.show_reasoning and self._reasoning:
+            text = "".join(self._reasoning).strip()
+            if text:
+                self._hidden_reasoning = [*self._hidden_reasoning, text[-HIDDEN_REASONING_CHARS:]][-HIDDEN_REASONING:]
+
     def _flush_reasoning(self) -> None:
         """The answer starts (or a tool is called): the reasoning's last, unfinished line is printed too."""
         if self.show_reasoning and self._reasoning:
             self._print_reasoning(final=True)
             self._log.append(_Entry(lines=[""]))
             self._drain_log()
+        self._keep_hidden_reasoning()
         self._reasoning.clear()
         self._reasoning_shown = 0
 
@@ -890,6 +927,18 @@ class TerminalUI:
         self.info(
             _("Reasoning shown, dim (Ctrl+O hides it).") if self.show_reasoning else _("Reasoning hidden (Ctrl+O).")
         )
+        if self.show_reasoning and self._hidden_reasoning:
+            # what the model reasoned earlier, while it was hidden: shown now, oldest first
+            p = style.palette()
+            lines = [f"{p.dim}{_('Earlier reasoning:')}{p.reset}"]
+            for text in self._hidden_reasoning:
+                for raw in inert(text).split("\n"):
+                    lines.extend(f"{p.dim}  {row}{p.reset}" for row in (metrics.wrap(raw, self._width - 3) or [""]))
+                lines.append("")
+            self._hidden_reasoning = []
+            self._end_stream()
+            self._log.append(_Entry(lines=lines))
+            self._drain_log()
         if self.show_reasoning and self._reasoning:
             self._print_reasoning(final=False)
 
@@ -916,6 +965,17 @@ class TerminalUI:
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
         """A tool result preview (600 characters, whole lines)."""
         self.print_lines(render.result_lines(inert(output), is_error, self._width - 1))
+
+    def on_applied_diff(self, name: str, diff: str) -> None:
+        """An edit made without a question (edits mode, an allow rule): its diff, compact, in the log."""
+        rows = inert(diff).rstrip("\n").split("\n")
+        shown = rows[:APPLIED_DIFF_LINES]
+        lines = render.approval_lines("\n".join(shown), "diff", self._width - 1)
+        if len(rows) > len(shown):
+            p = style.palette()
+            more = _("… {count} more lines (/diff shows them all)").format(count=len(rows) - len(shown))
+            lines.append(render.fit(f"  {p.dim}{more}{p.reset}", self._width - 1))
+        self.print_lines(lines)
 
     def on_warning(self, message: str) -> None:
         """A warning from the agent loop."""
@@ -989,7 +1049,13 @@ class TerminalUI:
                 return None
             text = blocks[block - 1]
         text, removed = paste_safe(text)
-        if not text or not self.copy_to_clipboard(text):
+        if not text:
+            return None
+        from maia.ui.clipboard import copy_elsewhere
+
+        sent = self.copy_to_clipboard(text)
+        self.copy_report = copy_elsewhere(text, sent)  # tmux drops OSC 52 unless told: say what reached where
+        if not sent and not self.copy_report.reached:
             return None
         return text, removed
 
@@ -1093,7 +1159,7 @@ class TerminalUI:
                 self._showing_wait = True
                 self.store.status = self._waiting_label(seconds)
                 self._set_title()
-            if self.store.status or self.store.mode == "input" or self._watches:
+            if self.store.status or self._watches:  # the idle prompt stays still: nothing to redraw
                 self._tick += 1
                 self.redraw()
 

@@ -114,6 +114,17 @@ def terminal_name(term: Terminal) -> str:
     return (version.name or "").lower() if version is not None else ""
 
 
+def background_scheme(term: Terminal, timeout: float) -> str | None:
+    """The scheme ("dark" or "light") from the default background colour (OSC 11), for terminals that do
+    not answer the colour-scheme query: tmux among them, which answers OSC 11 with the outer terminal's
+    background."""
+    red, green, blue = term.get_bgcolor(timeout=timeout, bits=8)
+    if red < 0:
+        return None
+    luminance = (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+    return "light" if luminance > 0.5 else "dark"
+
+
 def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
     """Ask the terminal what it supports (only if it answered the start-up probe)."""
     from maia.ui.screen import parameterized
@@ -130,7 +141,7 @@ def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
     paste = term.does_bracketed_paste(timeout=wait)
     focus = term.does_focus_events(timeout=wait)
     resize = term.does_inband_resize(timeout=wait)
-    scheme = term.get_color_scheme(timeout=wait)
+    scheme = term.get_color_scheme(timeout=wait) or background_scheme(term, wait)
     notifier = _notifier(name)
     if notifier == "bell" and focus and term.does_kitty_notifications(timeout=wait):
         notifier = "osc99"

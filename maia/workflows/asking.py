@@ -52,7 +52,15 @@ class Asker:
         self.poll = poll
         self._one_at_a_time = asyncio.Lock()
 
-    async def permission(self, agent: str, message: str, *, doubt: str | None = None) -> bool:
+    async def permission(
+        self,
+        agent: str,
+        message: str,
+        *,
+        doubt: str | None = None,
+        detail: str | None = None,
+        detail_kind: str | None = None,
+    ) -> bool:
         """May the agent do what ``message`` asks? Refused when the answer cannot be read; in allow mode
         an ask raised out of doubt (``doubt``: the engine's reason) is refused, never allowed blindly."""
         if self.mode != "wait" and doubt:
@@ -72,7 +80,7 @@ class Asker:
                 ).format(message=one_line(message)),
             )
             return allowed
-        answer = await self._wait_for_answer("permission", agent, message)
+        answer = await self._wait_for_answer("permission", agent, message, detail, detail_kind)
         return answer.get("approved") is True  # anything else, including a broken answer, is a refusal
 
     async def intervention(self, agent: str, question: str) -> str:
@@ -91,13 +99,20 @@ class Asker:
             return "The answer could not be read. Decide with what you have and say so in your final result."
         return f"The user answered:\n{text}"
 
-    async def _wait_for_answer(self, kind: RequestKind, agent: str, message: str) -> dict[str, Any]:
+    async def _wait_for_answer(
+        self,
+        kind: RequestKind,
+        agent: str,
+        message: str,
+        detail: str | None = None,
+        detail_kind: str | None = None,
+    ) -> dict[str, Any]:
         async with self._one_at_a_time:
             self.on_wait(agent, +1)  # the agent shows waiting before its request does: never a pending request
             request: Request | None = None  # beside a running agent
             answered = False
             try:
-                request = await asyncio.to_thread(self.workflow.add_request, kind, agent, message)
+                request = await asyncio.to_thread(self.workflow.add_request, kind, agent, message, detail, detail_kind)
                 self._announce(request)
                 while True:
                     answer = self._read_answer(request)

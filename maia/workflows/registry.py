@@ -138,6 +138,8 @@ class Request:
     answer: dict[str, Any] | None = None
     answer_problem: str | None = None  # the answer file exists but cannot be read
     nonce: str = ""  # copied into the answer by maia approve / reply: an answer without it is not one
+    detail: str | None = None  # what a permission is about: the exact command, the diff, the arguments
+    detail_kind: str | None = None  # "command" | "diff" | "text"
 
     @property
     def number(self) -> int:
@@ -146,7 +148,17 @@ class Request:
 
     def to_json(self) -> dict[str, Any]:
         """What ``--json`` shows of a request."""
-        return {"id": self.id, "kind": self.kind, "agent": self.agent, "message": self.message, "created": self.created}
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "agent": self.agent,
+            "message": self.message,
+            "created": self.created,
+        }
+        if self.detail is not None:
+            data["detail"] = self.detail
+            data["detailKind"] = self.detail_kind
+        return data
 
 
 @dataclass(slots=True)
@@ -360,14 +372,22 @@ class Workflow:
         """``requests/rN.answer.json``."""
         return self.requests_dir / f"{request_id}.answer.json"
 
-    def add_request(self, kind: RequestKind, agent: str, message: str) -> Request:
-        """Write the next ``rN.json`` (the worker)."""
+    def add_request(
+        self,
+        kind: RequestKind,
+        agent: str,
+        message: str,
+        detail: str | None = None,
+        detail_kind: str | None = None,
+    ) -> Request:
+        """Write the next ``rN.json`` (the worker); ``detail``: the command or diff the person must see."""
         with self.locked():
             self.requests_dir.mkdir(parents=True, exist_ok=True)
             # an answer file already there (planted before its request) never gets a request of its number
             names = [p.name for p in self.requests_dir.iterdir()]
             numbers = [int(m.group(1)) for name in names if (m := _ANY_REQUEST_FILE.match(name))]
             request = Request(f"r{max(numbers, default=0) + 1}", kind, agent, message, now_iso())
+            request.detail, request.detail_kind = detail, detail_kind if detail is not None else None
             request.nonce = secrets.token_hex(16)
             data = {**request.to_json(), "state": "pending", "nonce": request.nonce}
             write_atomic(self._request_path(request.id), _dump(data))
@@ -423,6 +443,8 @@ class Workflow:
                 str(data.get("message") or ""),
                 str(data.get("created") or ""),
                 nonce=str(data.get("nonce") or ""),
+                detail=data["detail"] if isinstance(data.get("detail"), str) else None,
+                detail_kind=data["detailKind"] if isinstance(data.get("detailKind"), str) else None,
             )
             if data.get("state") == "withdrawn":
                 request.state = "withdrawn"

@@ -94,8 +94,17 @@ class WorkflowUI:
         return await self.asker.permission(self.parent, message)
 
     async def ask(self, message: str, approval: object | None = None) -> AskAnswer:
-        """A tool call that needs a confirmation (yes or no: a workflow offers no "always")."""
-        return "yes" if await self.confirm(message) else "no"
+        """A tool call that needs a confirmation (yes or no: a workflow offers no "always"); the request
+        carries what the call would do (the command, the diff), for `maia workflow` and `maia approve --show`."""
+        detail = getattr(approval, "detail", None)
+        kind = getattr(approval, "detail_kind", None)
+        allowed = await self.asker.permission(
+            self.parent,
+            message,
+            detail=detail if isinstance(detail, str) else None,
+            detail_kind=kind if isinstance(kind, str) else None,
+        )
+        return "yes" if allowed else "no"
 
     def on_context_usage(self, tokens: int) -> None:
         """Not logged."""

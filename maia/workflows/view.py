@@ -273,6 +273,7 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
         lines.append(_("Waiting for you"))
         for request in snap.pending:
             lines.append(f"  {style('request', request.id)}  {one_line(request.message, 300)}")
+            lines.extend(detail_rows(request, wid))
             if request.kind == "permission":
                 lines.append(
                     "      " + _("maia approve {id} {request}   (or --deny)").format(id=wid, request=request.id)
@@ -285,4 +286,24 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
         lines.append(_("Resume it: maia resume {id}").format(id=wid))
     if snap.state == "done":
         lines.append(_("Result: maia result {id}").format(id=wid))
+    return lines
+
+
+DETAIL_ROWS = 40  # of a request's command or diff in `maia workflow`; `maia approve ID --show` gives it all
+
+
+def detail_rows(request: Request, workflow_id: str, limit: int | None = DETAIL_ROWS) -> list[str]:
+    """A request's command or diff, inert, indented under it (cut to ``limit`` rows, said so)."""
+    if not request.detail:
+        return []
+    rows = inert(request.detail).rstrip("\n").split("\n")
+    shown = rows if limit is None else rows[:limit]
+    lines = [f"      │ {row}" for row in shown]
+    if len(rows) > len(shown):
+        lines.append(
+            "      "
+            + _("… {count} more lines: maia approve {id} {request} --show").format(
+                count=len(rows) - len(shown), id=workflow_id, request=request.id
+            )
+        )
     return lines

@@ -104,6 +104,8 @@ def test_stream_json_events(server: HTTPServer, project: Path) -> None:
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["type"] for e in events]
     assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("text") < kinds.index("final")
+    call = next(e for e in events if e["type"] == "tool_call")
+    assert call["id"] and call["name"] == "Read" and call["input"] == {"path": "notes.txt"}  # issue 28
     assert next(e for e in events if e["type"] == "tool_result") == {
         "type": "tool_result",
         "name": "Read",

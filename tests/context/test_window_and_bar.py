@@ -7,7 +7,7 @@ import pytest
 from maia.context.bar import bar_model, format_tokens
 from maia.context.window import parse_token_count, resolve_context_size
 from maia.contracts import TextDelta
-from maia.errors import ProviderUnreachable
+from maia.errors import HttpStatusError, ProviderUnreachable
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn
 from maia.provider.models import ModelInfo
 
@@ -64,18 +64,17 @@ def test_format_tokens(count: int, text: str) -> None:
 @pytest.mark.parametrize(
     ("tokens", "maximum", "width", "squares", "filled", "level", "label"),
     [
-        (45_700, 200_000, 80, 20, 5, "green", "45.7k / 200k · 23%"),
-        (1, 200_000, 80, 20, 1, "green", "1 / 200k · 0%"),
-        (0, 200_000, 80, 20, 0, "green", "0 / 200k · 0%"),
-        (120_000, 200_000, 80, 20, 12, "yellow", "120k / 200k · 60%"),
-        (119_999, 200_000, 80, 20, 12, "green", "120k / 200k · 60%"),
-        (170_000, 200_000, 80, 20, 17, "red", "170k / 200k · 85%"),
-        (250_000, 200_000, 80, 20, 20, "red", "250k / 200k · 125%"),
-        (500_000, 1_000_000, 120, 100, 50, "green", "500k / 1M · 50%"),
-        (500_000, 1_000_000, 80, 50, 25, "green", "500k / 1M · 50% · 1■ = 20k"),
-        (500_000, 1_000_000, 40, 13, 7, "green", "500k / 1M · 50% · 1■ = 80k"),
+        (45_700, 200_000, 80, 10, 3, "green", "45.7k / 200k · 23%"),
+        (1, 200_000, 80, 10, 1, "green", "1 / 200k · 0%"),
+        (0, 200_000, 80, 10, 0, "green", "0 / 200k · 0%"),
+        (120_000, 200_000, 80, 10, 6, "yellow", "120k / 200k · 60%"),
+        (119_999, 200_000, 80, 10, 6, "green", "120k / 200k · 60%"),
+        (170_000, 200_000, 80, 10, 9, "red", "170k / 200k · 85%"),
+        (250_000, 200_000, 80, 10, 10, "red", "250k / 200k · 125%"),
+        (500_000, 1_000_000, 120, 10, 5, "green", "500k / 1M · 50%"),
+        (500_000, 1_000_000, 40, 10, 5, "green", "500k / 1M · 50%"),
         (10_000, 100_000, 30, 10, 1, "green", "10k / 100k · 10%"),
-        (10_000, 100_000, 20, 1, 1, "green", "10k / 100k · 10% · 1■ = 100k"),
+        (10_000, 100_000, 20, 0, 0, "green", "10k / 100k · 10%"),
     ],
 )
 def test_bar_model(tokens: int, maximum: int, width: int, squares: int, filled: int, level: str, label: str) -> None:
@@ -84,10 +83,10 @@ def test_bar_model(tokens: int, maximum: int, width: int, squares: int, filled: 
     assert len(bar.text) <= max(width, len(bar.label) + 2)
 
 
-def test_bar_scale_grows_by_ten_thousand() -> None:
-    bar = bar_model(1_000_000, 10_000_000, 60)
-    assert bar.scale % 10_000 == 0 and bar.scale > 10_000
-    assert bar.squares + 1 + len(bar.label) <= 60
+def test_the_gauge_keeps_its_width_whatever_the_maximum() -> None:
+    """Issue 28: 32k, 128k and 1M models get the same gauge; the label says the figures."""
+    widths = {len(bar_model(1_000, maximum, 80).text.split(" ")[0]) for maximum in (32_000, 128_000, 1_000_000)}
+    assert widths == {10}
 
 
 def test_unknown_maximum() -> None:
@@ -114,8 +113,20 @@ async def test_litellm_first_then_settings_then_the_model() -> None:
 
 async def test_unknown_size_warns() -> None:
     async def failing() -> list[ModelInfo]:
-        raise ProviderUnreachable("http://x", "refused")
+        raise HttpStatusError(404, "no such route")
 
     provider = ScriptedProvider([ScriptedTurn([TextDelta("I do not know.")])])
     size = await resolve_context_size("m", list_models=failing, setting=None, provider=provider)
     assert size.tokens is None and size.warning is not None and "MaxContextTokens" in size.warning
+
+
+async def test_an_unreachable_proxy_is_said_as_such() -> None:
+    """Issue 28: a wrong LiteLLM_URL is named, not reported as an unknown context size."""
+
+    async def failing() -> list[ModelInfo]:
+        raise ProviderUnreachable("http://x/v1/models", "refused")
+
+    size = await resolve_context_size("m", list_models=failing, setting=64_000, provider=None)
+    assert size.tokens == 64_000
+    assert size.warning is not None and "LiteLLM is unreachable (http://x/v1/models)" in size.warning
+    assert "maia setup" in size.warning and "context size" not in size.warning

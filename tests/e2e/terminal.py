@@ -97,9 +97,11 @@ class QueryFilter:
         scheme: str | None = "dark",
         dec_modes: dict[int, int] | None = None,
         name: str = "XTerm(390)",
+        background: str | None = None,
     ) -> None:
         self.answer = answer
         self.name = name
+        self.background = background  # "rgb:ffff/ffff/ffff": the answer to OSC 11 (None: no answer)
         self.kitty = kitty
         self.kitty_flags = 0
         self.scheme = scheme
@@ -139,6 +141,8 @@ class QueryFilter:
                 if kind == b"]":
                     text = body.decode("utf-8", "replace")
                     self.osc.append(text)
+                    if text == "11;?" and self.background is not None:
+                        self._reply(f"\x1b]11;{self.background}\x1b\\".encode())
                     if text[:2] in ("0;", "2;"):
                         self.titles.append(text[2:])
                         shown += string.group()  # pyte keeps the title too
@@ -224,6 +228,7 @@ class Terminal:
         kitty: bool = False,
         scheme: str | None = "dark",
         program: list[str] | None = None,
+        background: str | None = None,
     ) -> None:
         self.screen = AnsweringScreen(columns, rows, history=5000, ratio=0.5)
         self.stream = pyte.ByteStream(self.screen)
@@ -235,7 +240,7 @@ class Terminal:
         self.child.delaybeforesend = None
         self.answers = answers
         answer = self._answer if answers else None
-        self.filter = QueryFilter(answer, kitty=kitty, scheme=scheme)
+        self.filter = QueryFilter(answer, kitty=kitty, scheme=scheme, background=background)
         self.screen.write_process_input = self._screen_answer  # type: ignore[method-assign]
         self.raw = b""
 

@@ -178,6 +178,8 @@ def test_every_exit_path_saves(server: HTTPServer, start: Callable[..., Terminal
         term.send("\x04")
     elif how == "ctrl-c":
         term.send("\x03")
+        term.wait_for("Press Ctrl+C again to quit")
+        term.send("\x03")
     else:
         term.child.kill(signal.SIGTERM if how == "sigterm" else signal.SIGHUP)
     term.child.expect(pexpect.EOF, timeout=10)

@@ -115,7 +115,7 @@ def test_always_in_this_project_saves_the_rule_and_the_same_call_is_not_asked_ag
     assert "│ echo first run" in term.text()  # the exact command, in the question
     term.answer("a")
     screen = term.wait_for("Always allow Bash(echo *)")
-    assert "p: in this project" in screen and "s: for this session only" in screen
+    assert "p: in this project" in screen and "t: this session only" in screen
     term.send("p")
     screen = term.wait_for("Both ran.")
     assert "yes, always in this project (Bash(echo *))" in screen
@@ -137,7 +137,7 @@ def test_always_for_this_session_is_not_written_anywhere(
     term.wait_for("Allow Bash: echo one?")
     term.answer("a")
     term.wait_for("Always allow Bash(echo *)")
-    term.send("s")  # at this stage s is "this session", not "stop"
+    term.send("t")  # this session (s, stop one step earlier, means nothing here)
     screen = term.wait_for("Done twice.")
     assert "yes, always in this session" in screen and "Allow Bash: echo two" not in term.everything()
     assert not (project / ".maia" / "settings.local.json").exists()
@@ -156,7 +156,7 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.wait_for("Allow Bash: echo one?")
     term.answer("a")
     term.wait_for("Always allow Bash(echo *)")
-    term.send("s")
+    term.send("t")
     term.wait_for("Ran once.")
     term.send("/permissions\r")
     # three messages, three frames: wait for the last one too, on a settled screen
@@ -189,9 +189,10 @@ def test_diff_is_whole_and_in_a_repository_adds_git_diff(
     term.send("rewrite f.txt\r")
     term.wait_for("Written.")
     term.send("/diff\r")
-    # the whole diff: both ends of the file, well past a preview's few lines, in MAIA's diff and in git's (printed
-    # after "git diff HEAD of these files", in a frame of its own: waited for, on a settled screen)
-    screen = term.wait_settled(lambda: "diff --git a/f.txt b/f.txt" in term.everything(), "no git diff")
+    term.wait_settled(lambda: "diff --git a/f.txt b/f.txt" in term.everything(), "no git diff")
+    screen = term.everything()
+    screen = screen[screen.rindex("❯ /diff") :]  # the edit's own diff, shown when it was made, is above
+    # the whole diff: both ends of the file, well past a preview's few lines, in MAIA's diff and in git's
     assert screen.count("+first") == 2 and screen.count("+last") == 2 and "git diff HEAD of these files" in screen
 
 
@@ -316,7 +317,10 @@ def test_ctrl_c_clears_a_draft_and_a_second_ctrl_c_after_an_interruption_does_no
     term.pump(0.5)
     assert term.child.isalive() and "Your request" in draft(term)
     time.sleep(1.6)
-    term.send("\x03")  # later, at the empty prompt: quits
+    term.send("\x03")  # later, at the empty prompt: says how to quit, and does not yet
+    term.wait_for("Press Ctrl+C again to quit")
+    assert term.child.isalive()
+    term.send("\x03")  # the second one within 2 s quits
     term.child.expect(pexpect.EOF, timeout=20)
 
 

@@ -214,6 +214,8 @@ def test_an_input_taller_than_the_terminal_leaves_the_scrollback_alone(
     term.settle()
     history = len(term.history())
     term.send("\x1b[200~" + "\n".join(f"pasted line {n}" for n in range(80)) + "\x1b[201~")
+    term.wait_for("[Pasted text #1 +80 lines]")
+    term.send("\t")  # Tab after the token expands it in the box
     term.wait_until(lambda: "pasted line 79" in term.text(), "the end of the paste is not shown")
     time.sleep(1.5)  # a dozen redraws at least
     term.pump(0.3)

@@ -46,7 +46,7 @@ def test_list_says_what_is_enabled_and_why(home: Path, project: Path) -> None:
     assert lines[2].split() == ["old", "off", "sse", "https://old.example/sse"]
     assert lines[3].strip() == "disabled by the deny rule Mcp(old,*)" and lines[4].strip() == "legacy"
     assert lines[5].split() == ["proj", "off", "stdio", "./serve", "(project)"]
-    assert "your own ~/.maia/settings.json" in lines[6]
+    assert f"your own {home / 'settings.json'}" in lines[6]
     assert "mcpServers.bad" in err and "s3cret" not in out + err
 
     code, out, _err = maia("list", "--json")
@@ -146,7 +146,7 @@ def test_a_url_without_its_scheme_is_kept_as_a_command_with_a_warning(home: Path
 def test_project_file(home: Path, project: Path) -> None:
     code, out, _err = maia("add", "--project", "proj", "--", "./serve", "--port", "0")
     path = project / ".mcp.json"
-    assert code == 0 and f"Added proj to {path}." in out and "your own ~/.maia/settings.json" in out
+    assert code == 0 and f"Added proj to {path}." in out and f"starts only when {home / 'settings.json'}" in out
     assert json.loads(path.read_text(encoding="utf-8")) == {
         "mcpServers": {"proj": {"type": "stdio", "command": "./serve", "args": ["--port", "0"]}}
     }
@@ -220,3 +220,33 @@ def test_concurrent_adds_lose_nothing(home: Path, project: Path) -> None:
         assert process.returncode == 0, err
     servers = json.loads((home / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]
     assert sorted(servers) == [f"s{i}" for i in range(6)]
+
+
+def test_add_enables_the_server_and_remove_takes_its_rules_away(home: Path) -> None:
+    """Issue 28: `maia mcp add` writes the Mcp(NAME) rule in the user's own settings (MAIA_HOME's, named as
+    such), `maia mcp remove` takes back every rule naming the server; the other rules and keys stay."""
+    import subprocess
+
+    settings = home / "settings.json"
+    settings.write_text(json.dumps({"LiteLLM_URL": "http://x", "permissions": {"allow": ["Read"], "deny": []}}))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "maia", "mcp", *args], capture_output=True, text=True, check=False, timeout=60
+        )
+
+    added = run("add", "docs", "https://docs.example/mcp")
+    assert added.returncode == 0, added.stderr
+    assert f"Enabled: Mcp(docs) is in the allow list of {settings}" in added.stdout
+    assert "~/.maia" not in added.stdout
+    data = json.loads(settings.read_text())
+    assert data["permissions"]["allow"] == ["Read", "Mcp(docs)"] and data["LiteLLM_URL"] == "http://x"
+    listed = run("list")
+    assert "docs" in listed.stdout and "Mcp(docs)" in listed.stdout
+    data["permissions"]["deny"] = ["Mcp(docs,delete_*)"]
+    settings.write_text(json.dumps(data))
+    removed = run("remove", "docs")
+    assert removed.returncode == 0, removed.stderr
+    assert "Removed its rules from" in removed.stdout
+    assert json.loads(settings.read_text())["permissions"] == {"allow": ["Read"], "deny": []}
+    assert "Mcp(docs)" not in run("list").stderr  # no warning about a rule for a server that is gone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def test_project_servers_need_the_users_literal_rule() -> None:
     for user in (RuleSet(), rules(allow=["Mcp(*)"]), rules(allow=["Mcp(pro*)"]), rules(deny=["Mcp(proj)"])):
         selections, _ = select_servers(servers, merged, user)
         assert enabled(selections) == {"proj": False, "mine": True}
-        assert "~/.maia/settings.json" in selections[0].reason
+        assert os.path.join(os.environ["MAIA_HOME"], "settings.json") in selections[0].reason
     for user in (rules(allow=["Mcp(proj)"]), rules(allow=["Mcp(proj,read)"])):
         selections, _ = select_servers(servers, merged, user)
         assert enabled(selections) == {"proj": True, "mine": True}
@@ -86,7 +87,7 @@ def test_rules_naming_no_declared_server_warn_once() -> None:
     )
     assert len(warnings) == 2  # Mcp(gihtub) is in two lists: one warning
     assert 'the permission rule "Mcp(gihtub)" names the MCP server "gihtub"' in warnings[0]
-    assert "~/.maia/mcp.json, ./.mcp.json" in warnings[0]
+    assert os.path.join(os.environ["MAIA_HOME"], "mcp.json") + ", ./.mcp.json" in warnings[0]
     assert '"Mcp(docs,x)"' in warnings[1]
 
 
@@ -118,3 +119,13 @@ def test_tool_names() -> None:
 )
 def test_hidden_tools(extra: dict[str, object], given: dict[str, list[str]], tool: str, why: str | None) -> None:
     assert hidden_because(server("s", **extra), tool, rules(**given)) == why
+
+
+def test_messages_name_the_home_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: ~/.maia/… only when that is the home; MAIA_HOME's real path otherwise."""
+    servers = [server("proj", "project")]
+    (selection,), _ = select_servers(servers, rules(allow=["Mcp(*)"]), RuleSet())
+    assert os.environ["MAIA_HOME"] in selection.reason and "~/.maia" not in selection.reason
+    monkeypatch.delenv("MAIA_HOME")
+    (selection,), _ = select_servers(servers, rules(allow=["Mcp(*)"]), RuleSet())
+    assert "your own ~/.maia/settings.json" in selection.reason

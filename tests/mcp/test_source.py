@@ -273,7 +273,7 @@ async def test_a_project_server_needs_the_users_own_rule(home: Path, project: Pa
     await source.aclose()
     status = source.servers()[0]
     assert status.state == "disabled" and status.origin == "project"
-    assert "~/.maia/settings.json" in status.reason and "Mcp(proj)" in status.reason
+    assert str(home / "settings.json") in status.reason and "Mcp(proj)" in status.reason  # MAIA_HOME's, named
     assert not marker.exists()
 
     write_rules(home, allow=["Mcp(proj)"])

@@ -172,14 +172,15 @@ def test_a_asks_where_to_keep_the_rule() -> None:
     store = approval_store(3)
     assert store.handle(text_key("a")) is None
     text = plain(frame(store, 80, 24, 0).lines)
-    assert "Always allow Bash(npm test *)" in text and "p: in this project" in text and "s: for this session" in text
+    assert "Always allow Bash(npm test *)" in text and "p: in this project" in text and "t: this session only" in text
     assert store.handle(Key("KEY_ESCAPE")) is None and store.question is not None  # back, nothing answered
     assert store.question.stage == "answer"
     store.handle(text_key("a"))
     assert store.handle(text_key("p")) == Answer("always")
     store.question.stage = "answer"
     store.handle(text_key("a"))
-    assert store.handle(text_key("s")) == Answer("always-session")  # s here is the session, not stop
+    assert store.handle(text_key("s")) is None  # s stops at the question, never means "this session"
+    assert store.handle(text_key("t")) == Answer("always-session")
 
 
 def test_a_is_not_offered_without_rules_and_ctrl_c_stops() -> None:

@@ -257,3 +257,29 @@ def test_the_registry_is_out_of_the_agents_reach(
     assert tool_results(script.requests["parent"][1]) == [denied.format(rule=f"Read({folder}/**)")]
     assert tool_results(script.requests["rev"][1]) == [denied.format(rule=f"Write({folder}/**)")]
     assert not Path(planted).exists()
+
+
+def test_a_request_shows_what_it_would_allow(
+    script: WorkflowLiteLLM, make_parent: Callable[..., Path], project: Path
+) -> None:
+    """Issue 28: `maia workflow`, `maia approve --show` and `--json` show the diff (or command) asked about."""
+    parent = make_parent()
+    content = "# Release notes\n\n- faster start\n"
+    script.add("parent", tool_stream("Write", {"path": "NOTES.md", "content": content}), text_stream("Written."))
+    process = run_foreground(parent, "write the notes", "--model", MODEL)
+    workflow_id = wait_until_one_workflow()
+    waiting = wait_for(workflow_id, lambda s: bool(s["requests"]), "the question")
+    request = waiting["requests"][0]
+    assert request["detailKind"] == "diff" and "+- faster start" in request["detail"]
+    shown = maia("workflow", workflow_id)
+    assert "│ +- faster start" in shown.stdout and "Allow Write: NOTES.md?" in shown.stdout
+    whole = maia("approve", workflow_id, "--show")
+    assert whole.returncode == 0 and "│ +# Release notes" in whole.stdout
+    assert f"maia approve {workflow_id} r1" in whole.stdout
+    as_json = json.loads(maia("approve", workflow_id, "r1", "--json").stdout)
+    assert as_json["detail"] == request["detail"]
+    assert not (project / "NOTES.md").exists()  # --show answers nothing
+    assert maia("approve", workflow_id).returncode == 0
+    _out, err = process.communicate(timeout=WAIT)
+    assert process.returncode == 0, err
+    assert (project / "NOTES.md").read_text() == content
