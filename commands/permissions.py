@@ -52,7 +52,12 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
                     **{f: [r.text for r in s.ruleset.family(f)] for f in ("allow", "ask", "deny")},
                     "inertVariables": sorted(s.ruleset.inert),
                     **(
-                        {"ignored": {"allow": [r.text for r in s.ignored.allow], "inertVariables": sorted(s.ignored.inert)}}
+                        {
+                            "ignored": {
+                                "allow": [r.text for r in s.ignored.allow],
+                                "inertVariables": sorted(s.ignored.inert),
+                            }
+                        }
                         if not s.ignored.empty or s.ignored.inert
                         else {}
                     ),
@@ -67,7 +72,12 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
     for message in loaded.warnings:
         warn(message)
     if loaded.ruleset.empty:
-        click.echo(_("No permission rules defined: every tool use asks for confirmation."))
+        click.echo(
+            _(
+                "No permission rules defined: reading and searching inside the launch folder is allowed "
+                "(secret-looking files excepted); every other tool use asks for confirmation."
+            )
+        )
     for source in loaded.sources:
         label = {"user": _("User settings"), "project": _("Project settings"), "local": _("Local settings")}.get(
             source.scope, source.scope
@@ -138,7 +148,11 @@ def check(ctx: click.Context, tool: str, tool_input: str, as_json: bool) -> None
     for message in loaded.warnings:
         warn(message)
     custom = {t.spec.name: t for t in load_custom_tools(env.launch, env.home).tools}
-    decision = explain(tool, _tool_input(tool, tool_input), loaded.ruleset, env.launch, tool=custom.get(tool))
+    from maia.permissions.defaults import safe_default
+
+    call = _tool_input(tool, tool_input)
+    decision = explain(tool, call, loaded.ruleset, env.launch, tool=custom.get(tool))
+    decision = safe_default(tool, call, decision, env.launch, custom.get(tool))
     if as_json:
         click.echo(
             json.dumps(

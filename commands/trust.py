@@ -83,7 +83,7 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
             mark = _(" (new)") if line in new else ""
             click.echo(for_terminal(f"  {line}{mark}", sys.stdout))
     else:
-        click.echo(_("{path} grants nothing (no allow rule, MCP server, custom tool or agent mode).").format(
-            path=state.folder
-        ))
+        click.echo(
+            _("{path} grants nothing (no allow rule, MCP server, custom tool or agent mode).").format(path=state.folder)
+        )
     click.echo(_("Trusted: {path}").format(path=state.folder))

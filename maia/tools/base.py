@@ -89,7 +89,8 @@ def optional_int(tool_input: Mapping[str, Any], key: str, default: int, minimum:
 
 
 def readable(ctx: ToolContext, path: Path) -> bool:
-    """False when a Read deny rule covers ``path`` (Grep and Glob leave such files out).
+    """False when a Read deny rule covers ``path``, or when it looks like a secret (``.env``, ``*.pem``…)
+    and nothing allows reading it (Grep and Glob leave such files out).
 
     Only a deny that a rule made counts: a question turned into a refusal because nobody can
     answer (``maia ask``) has no rule and does not hide files.
@@ -98,8 +99,13 @@ def readable(ctx: ToolContext, path: Path) -> bool:
         return True
     from maia.permissions.rules import Verdict
 
+    from maia.permissions.defaults import secret_looking
+
     decision = ctx.permissions("Read", {"path": str(path)})
-    return not (decision.verdict == Verdict.DENY and decision.rule is not None)
+    if decision.verdict == Verdict.DENY and decision.rule is not None:
+        return False
+    # a secret-looking file (.env, *.pem…) that no rule lets be read is not shown by a wide search either
+    return decision.verdict == Verdict.ALLOW or not secret_looking(path)
 
 
 def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:

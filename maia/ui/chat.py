@@ -207,7 +207,9 @@ class ChatApp:
             try:
                 trust_folder(self.options.launch, self.options.home)
             except (OSError, MaiaError) as error:
-                self.ui.warn(_("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error))
+                self.ui.warn(
+                    _("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error)
+                )
             else:
                 self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
                 return True

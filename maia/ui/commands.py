@@ -77,7 +77,12 @@ async def cmd_permissions(chat: ChatApp, args: str) -> None:
     rules = chat.app.conversation.loadout.rules
     session = chat.app.session_rules
     if rules.ruleset.empty and not session:
-        chat.ui.info(_("No permission rules defined: every tool use asks for confirmation."))
+        chat.ui.info(
+            _(
+                "No permission rules defined: reading and searching inside the launch folder is allowed "
+                "(secret-looking files excepted); every other tool use asks for confirmation."
+            )
+        )
     scopes = {"user": _("user"), "project": _("project"), "local": _("local")}
     ignored = _("ignored (untrusted)")
     for source in rules.sources:

@@ -19,7 +19,8 @@ def test_no_rules(home: Path, project: Path) -> None:
     result = CliRunner().invoke(cli, ["permissions"])
     assert result.exit_code == 0
     assert result.output == (
-        "No permission rules defined: every tool use asks for confirmation.\n"
+        "No permission rules defined: reading and searching inside the launch folder is allowed "
+        "(secret-looking files excepted); every other tool use asks for confirmation.\n"
         f"User settings: {home / 'settings.json'} (no file)\n"
         f"Project settings: {project / '.maia' / 'settings.json'} (no file)\n"
         f"Local settings: {project / '.maia' / 'settings.local.json'} (no file)\n"
