@@ -44,6 +44,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "Sandbox": {"enum": ["off", "workspace-write", "read-only"]},
         "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxNetwork": {"enum": ["on", "off"]},
+        "Mode": {"enum": ["ask", "edits", "auto", "plan"]},
     },
 }
 
@@ -63,6 +64,7 @@ _FIXES: dict[str, str] = {
     '"read-only", or "off"',
     "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
     "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
+    "Mode": 'the approval mode a chat or maia ask starts in: "ask" (the default), "edits", "auto" or "plan"',
 }
 
 _TYPE_NAMES = {
@@ -94,6 +96,7 @@ class Settings:
     sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
     sandbox_writable_roots: list[str] = field(default_factory=list)
     sandbox_network: str | None = None  # "on" | "off"; None: on
+    mode: str = "ask"  # the approval mode to start in: "ask" | "edits" | "auto" | "plan"
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -264,6 +267,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         sandbox=data.get("Sandbox"),
         sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),
         sandbox_network=data.get("SandboxNetwork"),
+        mode=data.get("Mode", "ask"),
         warnings=warnings,
     )
 

@@ -72,6 +72,11 @@ class SandboxPolicy:
     settings_file: str = DEFAULT_SETTINGS_FILE
 
     @property
+    def uses_namespaces(self) -> bool:
+        """Whether commands run under the namespace sandbox (bubblewrap), which the ``auto`` mode needs."""
+        return False  # replaced by the namespace sandbox
+
+    @property
     def writable_roots(self) -> tuple[Path, ...]:
         """The folders writable as a whole (none in read-only mode), without duplicates."""
         if self.mode == "read-only":

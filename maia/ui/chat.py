@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from maia.sessions import SessionInfo
 
 ASK_BEFORE_WAIT = 15 * 60
-MODE_CYCLE: dict[str, ApprovalMode] = {"ask": "edits", "edits": "plan", "plan": "ask"}
+MODE_CYCLE: dict[str, ApprovalMode] = {"ask": "edits", "edits": "auto", "auto": "plan", "plan": "ask"}
 
 
 @dataclass(slots=True)
@@ -153,6 +153,8 @@ class ChatApp:
         self._app.conversation.on_compacted = self.on_compacted
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
+        if self.settings.mode != "ask":
+            self.set_mode(self.settings.mode, quiet=True)  # type: ignore[arg-type]  # checked by the schema
         self.ui.store.completer = ChatCompleter(self)
         self.announce(self._app.report, startup=True)
         self.ui.info(self.summary())
@@ -310,19 +312,26 @@ class ChatApp:
         self.replay(saved.messages, saved.start_context)
         return True
 
-    def set_mode(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode, show it on the bar and say what it means."""
-        self.app.set_mode(mode)
+    def set_mode(self, mode: ApprovalMode, quiet: bool = False) -> None:
+        """Switch the approval mode, show it on the bar and say what it means (``quiet``: the bar only)."""
+        why = self.app.set_mode(mode)
         self.ui.set_approval_mode(mode)
         text = {
             "ask": _("Mode ask: calls that no rule allows ask first."),
             "edits": _("Mode edits: file edits inside the launch folder are made without asking; commands still ask."),
+            "auto": _(
+                "Mode auto: file edits inside the launch folder, and commands that run in the namespace sandbox, "
+                "are made without asking; ask rules and what the sandbox refuses still ask."
+            ),
             "plan": _("Mode plan: nothing is written or run; the model plans."),
         }[mode]
-        self.ui.info(text)
+        if not quiet:
+            self.ui.info(text)
+        if why:
+            self.ui.warn(_("Mode auto: {why}.").format(why=why))
 
     def cycle_mode(self) -> None:
-        """Shift+Tab: ask → edits → plan → ask."""
+        """Shift+Tab: ask → edits → auto → plan → ask."""
         if self._app is not None:
             self.set_mode(MODE_CYCLE.get(self.app.mode, "ask"))
 

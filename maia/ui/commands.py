@@ -416,23 +416,24 @@ async def cmd_mcp(chat: ChatApp, args: str) -> None:
 
 
 async def cmd_mode(chat: ChatApp, args: str) -> None:
-    """/mode [ask|edits|plan]: how tool calls are approved (Shift+Tab cycles)."""
+    """/mode [ask|edits|auto|plan]: how tool calls are approved (Shift+Tab cycles)."""
     from maia.app.approvals import MODES
 
     wanted = args.strip().lower()
     if wanted and wanted not in MODES:
-        chat.ui.fail(_("Unknown mode {mode!r}: ask, edits or plan.").format(mode=wanted))
+        chat.ui.fail(_("Unknown mode {mode!r}: ask, edits, auto or plan.").format(mode=wanted))
         return
     if wanted:
-        chat.set_mode(wanted)
+        chat.set_mode(wanted)  # type: ignore[arg-type]  # one of MODES
         return
     chat.ui.info(
         _("Approval mode: {mode}.").format(mode=chat.app.mode)
         + "\n"
         + _(
             "ask: every call that no rule allows asks · edits: file edits inside the launch folder are made "
-            "without asking (not .maia/, .git/…), commands still ask · plan: nothing is written or run, the model "
-            "plans. Deny rules always win."
+            "without asking (not .maia/, .git/…), commands still ask · auto: edits, and commands that run in the "
+            "namespace sandbox, without asking · plan: nothing is written or run, the model plans. Deny rules "
+            "always win."
         )
     )
 
@@ -530,7 +531,7 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
         SlashCommand("delete", _("delete saved sessions"), cmd_delete),
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
-        SlashCommand("mode", _("how tool calls are approved: ask, edits or plan (Shift+Tab)"), cmd_mode, "[MODE]"),
+        SlashCommand("mode", _("how tool calls are approved: ask, edits, auto or plan (Shift+Tab)"), cmd_mode, "[MODE]"),
         SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
         SlashCommand(
             "diff", _("what the agent changed with Write and Edit (and git diff HEAD of those files)"), cmd_diff

@@ -273,6 +273,8 @@ def test_shift_tab_cycles_the_modes_shown_on_the_bar(
     term.wait_for("Written.")
     assert (project / "notes.txt").read_text() == "edited without asking\n"  # not asked in edits mode
     term.send("\x1b[Z")
+    term.wait_until(lambda: "auto:" in term.screen.display[-1], "no auto mode on the bar")
+    term.send("\x1b[Z")
     term.wait_until(lambda: "plan mode" in term.screen.display[-1], "no plan mode on the bar")
     term.send("\x1b[Z")
     term.wait_until(lambda: "plan mode" not in term.screen.display[-1] and "edits" not in term.screen.display[-1])
