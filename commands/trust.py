@@ -42,9 +42,9 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
             click.echo(json.dumps({"folders": folders}, indent=2, ensure_ascii=False))
         elif not folders:
             click.echo(_("No folder is trusted."))
-        for folder in folders if not as_json else ():
-            click.echo(_("{path}  (trusted {when})").format(path=folder["path"], when=folder["trusted"]))
-            for line in folder["grants"]:
+        for record in folders if not as_json else ():
+            click.echo(_("{path}  (trusted {when})").format(path=record["path"], when=record["trusted"]))
+            for line in record["grants"]:
                 click.echo(f"  {line}")
         return
     if revoke is not None:
@@ -72,14 +72,14 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
             )
         )
         return
-    from maia.inert import for_terminal
-
     import sys
+
+    from maia.inert import for_terminal
 
     if state.grants:
         click.echo(_("{path} grants:").format(path=state.folder))
         new = set(before.added) if before.recorded else set()
-        for line in state.lines():
+        for line in state.lines():  # the repository's own text: inert on a terminal
             mark = _(" (new)") if line in new else ""
             click.echo(for_terminal(f"  {line}{mark}", sys.stdout))
     else:

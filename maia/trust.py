@@ -164,7 +164,8 @@ def _mcp_grants(launch: Path, home: Path) -> list[Grant]:
     for name, raw in (servers or {}).items():
         if isinstance(raw, dict):
             command = raw.get("command")
-            args = raw.get("args") if isinstance(raw.get("args"), list) else []
+            raw_args = raw.get("args")
+            args: list[Any] = raw_args if isinstance(raw_args, list) else []
             target = " ".join(str(w) for w in [command, *args]) if command else str(raw.get("url", "?"))
         else:
             target = "?"

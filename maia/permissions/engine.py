@@ -444,12 +444,11 @@ def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
     path, an uncertain redirection) still asks."""
     if decision.verdict != Verdict.ASK or decision.doubt or decision.rule is not None or _watching(ruleset):
         return decision
-    bare = next((r for r in ruleset.allow if r.tool == "Bash" and (r.pattern is None or r.pattern.strip() == "*")), None)
+    bare = next((r for r in ruleset.allow if r.tool == "Bash" and r.pattern in (None, "*")), None)
     if bare is None:
         return decision
-    return Decision(
-        Verdict.ALLOW, bare.text, _("allow rule {rule} covers every command (no deny or ask rule)").format(rule=bare.text)
-    )
+    reason = _("allow rule {rule} covers every command (no deny or ask rule)").format(rule=bare.text)
+    return Decision(Verdict.ALLOW, bare.text, reason)
 
 
 def _deny_or_ask(

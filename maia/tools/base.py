@@ -97,9 +97,8 @@ def readable(ctx: ToolContext, path: Path) -> bool:
     """
     if ctx.permissions is None:
         return True
-    from maia.permissions.rules import Verdict
-
     from maia.permissions.defaults import secret_looking
+    from maia.permissions.rules import Verdict
 
     decision = ctx.permissions("Read", {"path": str(path)})
     if decision.verdict == Verdict.DENY and decision.rule is not None:

@@ -424,7 +424,7 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
         chat.ui.fail(_("Unknown mode {mode!r}: ask, edits, auto or plan.").format(mode=wanted))
         return
     if wanted:
-        chat.set_mode(wanted)  # type: ignore[arg-type]  # one of MODES
+        chat.set_mode(wanted)
         return
     chat.ui.info(
         _("Approval mode: {mode}.").format(mode=chat.app.mode)
@@ -531,7 +531,9 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
         SlashCommand("delete", _("delete saved sessions"), cmd_delete),
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
-        SlashCommand("mode", _("how tool calls are approved: ask, edits, auto or plan (Shift+Tab)"), cmd_mode, "[MODE]"),
+        SlashCommand(
+            "mode", _("how tool calls are approved: ask, edits, auto or plan (Shift+Tab)"), cmd_mode, "[MODE]"
+        ),
         SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
         SlashCommand(
             "diff", _("what the agent changed with Write and Edit (and git diff HEAD of those files)"), cmd_diff
