@@ -142,8 +142,16 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
         from maia.trust import check, ignored_notice
 
         state = check(layout.cwd, home)
-        if state.grants or mode == "allow" or definition.permissions.get("allow"):
+        granting = mode == "allow" or bool(definition.permissions.get("allow"))
+        if state.needs_question:
             warnings.append(ignored_notice(state))
+        elif granting:
+            warnings.append(
+                _(
+                    "{path}: a workflow outside .maia/agents of a trusted folder (and outside {home}) grants "
+                    "nothing: its permissionMode: allow and allow rules are ignored; choose with --permission-mode."
+                ).format(path=file, home=home)
+            )
         if mode == "allow":
             mode = None
         definition = without_grants(definition)
@@ -161,13 +169,19 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
 
 def workflow_trusted(file: Path, layout: Layout, home: Path) -> bool:
     """Whether a workflow's AGENT.md files may grant (``permissionMode: allow``, allow rules): they are the
-    user's own (under MAIA's home) or the workflow's folder is trusted (:mod:`maia.trust`)."""
+    user's own (under MAIA's home), or they sit in ``.maia/agents`` of a folder the user trusted
+    (:mod:`maia.trust` shows and digests them there). Anywhere else they grant nothing: ``maia run
+    --permission-mode`` is the user's own choice."""
     from maia.trust import folder_trusted
 
+    real = file.resolve()
     with contextlib.suppress(ValueError):
-        file.resolve().relative_to(home.resolve())
+        real.relative_to(home.resolve())
         return True
-    return folder_trusted(layout.cwd, home)
+    with contextlib.suppress(ValueError):
+        real.relative_to((layout.cwd / ".maia" / "agents").resolve())
+        return folder_trusted(layout.cwd, home)
+    return False
 
 
 def load_workflow_agents(layout: Layout, home: Path, parent_folder: Path) -> LoadedAgents:
