@@ -99,7 +99,9 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
             names = ", ".join(sorted(source.ignored.inert))
             click.echo(f"  {click.style('INERT', dim=True)}  {names}  {click.style(ignored, fg='yellow')}")
     if not loaded.ignored.empty or loaded.ignored.inert:
-        click.echo(_("This folder is not trusted: its allow rules are ignored. Review and trust it with `maia trust`."))
+        click.echo(
+            _("This folder is not trusted: what its files grant is ignored. Review and trust it with `maia trust`.")
+        )
 
 
 def _tool_input(tool: str, text: str) -> dict[str, Any]:

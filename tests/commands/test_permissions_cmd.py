@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from maia.commands import cli
+from tests.conftest import trust_project
 
 
 def _write(path: Path, data: object) -> None:
@@ -84,6 +85,7 @@ def test_json_listing(home: Path, project: Path) -> None:
                 "inertVariables": [],
             },
         ],
+        "trusted": True,
         "warnings": [],
     }
 
@@ -139,6 +141,7 @@ def test_check_judges_a_custom_tool_with_its_declared_parameters(home: Path, pro
         },
     )
     _write(project / ".maia" / "settings.json", {"permissions": {"allow": ["Addition(7)"]}})
+    trust_project(project)  # the project's tool and rules count in a folder the user trusted
     assert CliRunner().invoke(cli, ["permissions", "check", "Addition", "{}"]).exit_code == 0
     assert CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"a": 8}']).exit_code == 1
     refused = CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"b": 7}'])
@@ -150,6 +153,7 @@ def test_inert_variables_are_listed(home: Path, project: Path) -> None:
         project / ".maia" / "settings.json",
         {"permissions": {"allow": ["Bash(npm test)"], "inertVariables": ["FOO", "PATH", "1X"]}},
     )
+    trust_project(project)
     result = CliRunner().invoke(cli, ["permissions"], color=False)
     assert "  INERT  FOO\n" in result.stdout
     assert "inertVariables[1]: PATH can change what a command runs" in result.stderr
@@ -164,6 +168,7 @@ def test_check_path_and_json_input(home: Path, project: Path) -> None:
     _write(
         project / ".maia" / "settings.json", {"permissions": {"deny": ["Read(./.env)"], "allow": ["Write(docs/**)"]}}
     )
+    trust_project(project)
     denied = CliRunner().invoke(cli, ["permissions", "check", "Read", "src/../.env", "--json"])
     assert json.loads(denied.output)["verdict"] == "deny" and denied.exit_code == 2
     allowed = CliRunner().invoke(

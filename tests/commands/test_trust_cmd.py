@@ -153,6 +153,8 @@ def test_trust_list_revoke_and_json(home: Path, project: Path) -> None:
 
 def test_untrusted_folder_loads_no_project_tool_server_or_agent_grant(home: Path, project: Path) -> None:
     from maia.mcp.config import load_config
+    from maia.mcp.rules import select_servers
+    from maia.permissions.rules import parse_rules
     from maia.subagents.definitions import load_agents
     from maia.tools.custom import load_custom_tools
 
@@ -163,11 +165,15 @@ def test_untrusted_folder_loads_no_project_tool_server_or_agent_grant(home: Path
         "---\ndescription: Fixes\npermissions:\n  allow: [Bash]\n  deny: [Bash(rm *)]\n---\n"
         "# Instructions system\nFix.\n# Missions\nFix.\n# Output\nA fix.\n",
     )
-    assert load_config(home, project, {}).servers == []
+    mine = parse_rules({"allow": ["Mcp(tracker)"]}).ruleset  # the user's own rule naming the server
+    servers = load_config(home, project, {}).servers
+    (selection,), _warnings = select_servers(servers, mine, mine, trusted=trust.folder_trusted(project, home))
+    assert not selection.enabled and "ignored (untrusted)" in selection.reason
     assert load_custom_tools(project, home).tools == []
     assert load_agents(home, project).agents["fixer"].permissions == {"deny": ("Bash(rm *)",)}
     trust.trust_folder(project, home)
-    assert [s.name for s in load_config(home, project, {}).servers] == ["tracker"]
+    (selection,), _warnings = select_servers(servers, mine, mine, trusted=trust.folder_trusted(project, home))
+    assert selection.enabled
     assert [t.spec.name for t in load_custom_tools(project, home).tools] == ["deploy"]
     assert load_agents(home, project).agents["fixer"].permissions["allow"] == ("Bash",)
 
