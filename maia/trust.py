@@ -195,26 +195,28 @@ def _tool_grants(launch: Path, home: Path) -> list[Grant]:
 
 
 def _agent_grants(launch: Path, home: Path) -> list[Grant]:
+    """Agents of ``.maia/agents``, and workflow folders right in the folder (``maia run FOLDER/boss``)."""
     from maia.subagents.definitions import AGENT_FILES, DefinitionError, parse_agent
 
-    base = launch / ".maia" / "agents"
-    if not base.is_dir() or _same_file(base, home / "agents"):
-        return []
     grants = []
-    with contextlib.suppress(OSError):
-        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
-            path = next((folder / n for n in AGENT_FILES if (folder / n).is_file()), None)
-            if path is None:
-                continue
-            try:
-                parsed = parse_agent(path, "project", extra_keys=("permissionmode", "timeout"), keep_agent_tool=True)
-            except DefinitionError:
-                continue
-            for rule in parsed.definition.permissions.get("allow", ()):
-                grants.append(Grant("agent", path, rule))
-            mode = str(parsed.extra.get("permissionmode") or "").strip().lower()
-            if mode == "allow":
-                grants.append(Grant("mode", path, "permissionMode: allow"))
+    for base in (launch / ".maia" / "agents", launch):
+        if not base.is_dir() or _same_file(base, home / "agents") or _same_file(base, home):
+            continue
+        with contextlib.suppress(OSError):
+            for folder in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                path = next((folder / n for n in AGENT_FILES if (folder / n).is_file()), None)
+                if path is None:
+                    continue
+                try:
+                    parsed = parse_agent(
+                        path, "project", extra_keys=("permissionmode", "timeout"), keep_agent_tool=True
+                    )
+                except DefinitionError:
+                    continue
+                grants.extend(Grant("agent", path, rule) for rule in parsed.definition.permissions.get("allow", ()))
+                mode = str(parsed.extra.get("permissionmode") or "").strip().lower()
+                if mode == "allow":
+                    grants.append(Grant("mode", path, "permissionMode: allow"))
     return grants
 
 
@@ -360,9 +362,9 @@ def note_written(launch: Path, home: Path, rules: Sequence[str]) -> None:
         _write(home, folders)
 
 
-def ignored_notice(state: TrustState) -> str:
-    """The one line ``maia ask`` and ``maia run`` print in an untrusted folder."""
+def ignored_notice(state: TrustState, command: str = "maia trust") -> str:
+    """The one line ``maia ask`` and ``maia run`` print in an untrusted folder (``command``: how to trust it)."""
     return _(
         "{folder} is not trusted: what its files grant is ignored ({grants}); deny and ask rules apply. "
-        "Review and trust it with `maia trust`."
-    ).format(folder=state.folder, grants=state.summary() or _("the workflow's permissionMode and allow rules"))
+        "Review and trust it with `{command}`."
+    ).format(folder=state.folder, grants=state.summary(), command=command)

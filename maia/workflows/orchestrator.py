@@ -141,17 +141,13 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
         # a cloned repository's workflow must not approve everything nor allow itself anything
         from maia.trust import check, ignored_notice
 
-        state = check(layout.cwd, home)
-        granting = mode == "allow" or bool(definition.permissions.get("allow"))
+        import shlex
+
+        folder = workflow_folder(file, layout)
+        state = check(folder, home)
         if state.needs_question:
-            warnings.append(ignored_notice(state))
-        elif granting:
-            warnings.append(
-                _(
-                    "{path}: a workflow outside .maia/agents of a trusted folder (and outside {home}) grants "
-                    "nothing: its permissionMode: allow and allow rules are ignored; choose with --permission-mode."
-                ).format(path=file, home=home)
-            )
+            same = folder.resolve() == launch.resolve()
+            warnings.append(ignored_notice(state, "maia trust" if same else f"maia trust {shlex.quote(str(folder))}"))
         if mode == "allow":
             mode = None
         definition = without_grants(definition)
@@ -167,21 +163,24 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
     )
 
 
+def workflow_folder(file: Path, layout: Layout) -> Path:
+    """The folder whose trust a workflow's AGENT.md files need: the project when they sit in its
+    ``.maia/agents``, else the folder holding the workflow's agents (``maia trust`` that folder)."""
+    with contextlib.suppress(ValueError):
+        file.resolve().relative_to((layout.cwd / ".maia" / "agents").resolve())
+        return layout.cwd
+    return layout.agents_dir
+
+
 def workflow_trusted(file: Path, layout: Layout, home: Path) -> bool:
     """Whether a workflow's AGENT.md files may grant (``permissionMode: allow``, allow rules): they are the
-    user's own (under MAIA's home), or they sit in ``.maia/agents`` of a folder the user trusted
-    (:mod:`maia.trust` shows and digests them there). Anywhere else they grant nothing: ``maia run
-    --permission-mode`` is the user's own choice."""
+    user's own (under MAIA's home), or their folder is trusted (:mod:`maia.trust` shows and digests them)."""
     from maia.trust import folder_trusted
 
-    real = file.resolve()
     with contextlib.suppress(ValueError):
-        real.relative_to(home.resolve())
+        file.resolve().relative_to(home.resolve())
         return True
-    with contextlib.suppress(ValueError):
-        real.relative_to((layout.cwd / ".maia" / "agents").resolve())
-        return folder_trusted(layout.cwd, home)
-    return False
+    return folder_trusted(workflow_folder(file, layout), home)
 
 
 def load_workflow_agents(layout: Layout, home: Path, parent_folder: Path) -> LoadedAgents:

@@ -98,6 +98,7 @@ async def test_the_skill_tool_gives_the_example(project: Path, home: Path) -> No
 def test_the_release_notes_workflow_loads(project: Path, home: Path) -> None:
     from maia.workflows.orchestrator import load_orchestrator
 
+    trust_project(EXAMPLES / "workflows")  # as the example's header says
     orchestrator = load_orchestrator(EXAMPLES / "workflows" / "release_notes", home, project)
     assert orchestrator.warnings == [] and orchestrator.agent_warnings == []
     assert orchestrator.name == "release_notes"

@@ -630,7 +630,7 @@ def test_an_agent_run_with_ampersand_says_so_once_and_its_answer_joins_the_next_
     ready(term)
     term.send("&rev check main.py\r")
     term.wait_for("Its answer joins your next request.")
-    screen = term.everything()
+    screen = term.wait_for("Verdict: all fine.")  # Markdown is rendered off the event loop
     assert "· 1 sub-agent ·" in screen  # the start-up line, in the singular
     assert screen.count("Verdict: all fine.") == 1 and screen.count('Sub-agent "rev" finished in') == 1, screen
     term.send("thanks\r")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pytest_httpserver import HTTPServer
 
 from maia import trust
@@ -105,3 +107,69 @@ def test_a_rule_maia_writes_after_always_keeps_the_folder_trusted(
     term.wait_for("Ran.")
     assert "Bash(echo *)" in (project / ".maia" / "settings.local.json").read_text()
     assert trust.folder_trusted(project, home)  # no question next time
+
+
+# --- the auto mode ---------------------------------------------------------------------------------------
+
+
+def _namespaces(project: Path) -> bool:
+    from maia.sandbox.policy import policy_from_settings
+
+    policy = policy_from_settings(None, project)
+    return policy is not None and policy.uses_namespaces
+
+
+def _start_in_auto(home: Path) -> None:
+    settings = json.loads((home / "settings.json").read_text())
+    settings["Mode"] = "auto"  # the mode to start in
+    (home / "settings.json").write_text(json.dumps(settings))
+
+
+def test_auto_without_the_namespace_sandbox_acts_as_edits_and_says_why_once(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path, home: Path
+) -> None:
+    if _namespaces(project):
+        pytest.skip("the namespace sandbox is here: the next test covers auto")
+    _start_in_auto(home)
+    reply(server, tool_stream("Bash", {"command": "mkdir made"}, "call_1"))
+    reply(server, text_stream("Asked first."))
+    term = start()
+    ready(term)
+    term.wait_until(lambda: "auto:" in term.screen.display[-1], "no auto mode on the bar")
+    assert term.everything().count("Mode auto:") == 1 and "acts as edits" in term.everything()
+    term.send("make it\r")
+    term.wait_for("Allow Bash: mkdir made?")  # as in edits: the command asks
+    term.answer("n")
+    term.wait_for("Asked first.")
+    assert not (project / "made").exists()
+    term.send("\x1b[Z")  # plan, then ask, then edits, then auto again: not said twice
+    term.send("\x1b[Z")
+    term.send("\x1b[Z")
+    term.send("\x1b[Z")
+    term.wait_until(lambda: "auto:" in term.screen.display[-1], "no auto mode on the bar")
+    term.pump(0.3)
+    assert term.everything().count("acts as edits") == 1
+
+
+def test_auto_runs_a_command_in_the_namespace_sandbox_and_offers_to_rerun_a_refused_one(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path, home: Path
+) -> None:
+    if not _namespaces(project):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have the namespace sandbox (bubblewrap) for the auto mode")
+        pytest.skip("no namespace sandbox on this machine")
+    _start_in_auto(home)
+    refused = "mkdir /usr/maia-auto-probe"  # the root is read-only in the sandbox
+    reply(server, tool_stream("Bash", {"command": "mkdir made"}, "call_1"))
+    reply(server, tool_stream("Bash", {"command": refused}, "call_2"))
+    reply(server, text_stream("Done what I could."))
+    term = start()
+    ready(term)
+    term.send("make them\r")
+    screen = term.wait_for("Run it again outside the sandbox?")
+    assert "Allow Bash: mkdir made?" not in term.everything()  # ran in the sandbox without a question
+    assert (project / "made").is_dir()
+    assert f"The sandbox refused part of `{refused}`" in screen
+    term.answer("n")
+    term.wait_for("Done what I could.")
+    assert not Path("/usr/maia-auto-probe").exists()

@@ -70,6 +70,8 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path) -> None:
+    from maia import trust
+
     flows = tmp_path / "flows"
     body = "# Instructions system\nUse rev-2 then Doc.\n# Missions\nx\n# Output\nNot reviewer.\n"
     parent = write(
@@ -80,14 +82,14 @@ def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path
     write(home / "agents" / "doc" / "AGENT.md", agent_md("doc", description="The user's doc."))
     write(home / "agents" / "mine" / "AGENT.md", agent_md("mine"))
     loaded = load_orchestrator(parent, home, tmp_path)
-    # outside .maia/agents of a trusted folder and outside MAIA's home, a workflow grants nothing (issue 25)
-    assert loaded.warnings == [
-        f"{parent}: a workflow outside .maia/agents of a trusted folder (and outside {home}) grants nothing: its "
-        "permissionMode: allow and allow rules are ignored; choose with --permission-mode."
-    ]
+    # its folder (flows) is not trusted: its permissionMode: allow is ignored, and said so (issue 25)
+    assert len(loaded.warnings) == 1 and f"{flows} is not trusted" in loaded.warnings[0]
     assert loaded.agent_warnings == []
     assert loaded.definition.tools == ("Read", "Agent")  # a parent keeps Agent in its tools
     assert (loaded.timeout, loaded.permission_mode) == (7200.0, None)
+    trust.trust_folder(flows, home)
+    loaded = load_orchestrator(parent, home, tmp_path)
+    assert loaded.warnings == [] and (loaded.timeout, loaded.permission_mode) == (7200.0, "allow")
     assert sorted(loaded.agents) == ["doc", "mine", "rev", "rev-2", "reviewer_x"]  # the parent left out
     assert loaded.agents["doc"].description == "Reviews things."  # the parent's folder wins over ~/.maia/agents
     assert loaded.mentioned == ["doc", "rev-2"]  # whole names only: not rev, not reviewer_x
