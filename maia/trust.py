@@ -198,7 +198,7 @@ def _agent_grants(launch: Path, home: Path) -> list[Grant]:
     """Agents of ``.maia/agents``, and workflow folders right in the folder (``maia run FOLDER/boss``)."""
     from maia.subagents.definitions import AGENT_FILES, DefinitionError, parse_agent
 
-    grants = []
+    grants: list[Grant] = []
     for base in (launch / ".maia" / "agents", launch):
         if not base.is_dir() or _same_file(base, home / "agents") or _same_file(base, home):
             continue

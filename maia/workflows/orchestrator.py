@@ -139,9 +139,9 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
     definition = parsed.definition
     if not workflow_trusted(file, layout, home):
         # a cloned repository's workflow must not approve everything nor allow itself anything
-        from maia.trust import check, ignored_notice
-
         import shlex
+
+        from maia.trust import check, ignored_notice
 
         folder = workflow_folder(file, layout)
         state = check(folder, home)
