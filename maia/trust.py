@@ -233,6 +233,10 @@ def project_grants(launch: Path, home: Path, written: frozenset[str] = frozenset
     return [g for g in grants if not (g.kind == "allow" and g.file.name == "settings.local.json" and g.text in written)]
 
 
+def _key_digest(grant: Grant) -> str:
+    return hashlib.sha256(grant.key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def digest(grants: Sequence[Grant]) -> str:
     """The digest of what grants say (order-independent)."""
     hasher = hashlib.sha256()
@@ -292,8 +296,10 @@ def check(launch: Path, home: Path) -> TrustState:
     if not grants and not recorded:
         return TrustState(folder, grants, not never_implicit(folder), written=written)
     before = [str(line) for line in record.get("grants", [])] if recorded else []
+    known = {str(k) for k in record.get("keys", [])} if recorded else set()
     now = [g.line(folder) for g in grants]
-    added = [line for line in now if line not in before]
+    # by content, not by the line shown: a server's new env or a tool's new parameters are a change too
+    added = [g.line(folder) for g in grants if _key_digest(g) not in known]
     removed = [line for line in before if line not in now]
     # a trusted folder whose grants only shrank stays trusted: nothing more is granted than the user saw
     trusted = (recorded and not added) or (not grants and not never_implicit(folder))
@@ -317,6 +323,7 @@ def trust_folder(launch: Path, home: Path) -> TrustState:
             {
                 "digest": digest(grants),
                 "grants": [g.line(folder) for g in grants],
+                "keys": [_key_digest(g) for g in grants],
                 "trusted": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             }
         )

@@ -210,3 +210,14 @@ def test_rules_maia_writes_keep_trust_and_hold_in_an_untrusted_folder(home: Path
     write(project / ".maia" / "settings.local.json", data)
     state = trust.check(project, home)
     assert not state.trusted and state.added == ["allows Bash(curl *)  (.maia/settings.local.json)"]
+
+
+def test_a_changed_server_environment_is_a_change_though_its_line_looks_the_same(home: Path, project: Path) -> None:
+    write(project / ".mcp.json", {"mcpServers": {"tracker": {"command": "track-server"}}})
+    trust.trust_folder(project, home)
+    assert trust.folder_trusted(project, home)
+    write(project / ".mcp.json", {"mcpServers": {"tracker": {"command": "track-server", "env": {"LD_PRELOAD": "x"}}}})
+    state = trust.check(project, home)
+    assert not state.trusted and state.added == ["MCP server tracker: track-server  (.mcp.json)"]
+    write(project / ".mcp.json", {"mcpServers": {}})  # fewer grants than trusted: still trusted
+    assert trust.folder_trusted(project, home)
