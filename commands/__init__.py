@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         N_("Set up MAIA: your proxy's address and key, tested, and a default model."),
     ),
     "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
+    "trust": ("maia.commands.trust:trust", N_("Show what a folder grants and trust it (--list, --revoke).")),
     "workflow": (
         "maia.commands.workflow_view:workflow",
         N_("Show one workflow: state, sub-agents, requests (--watch)."),

@@ -50,6 +50,14 @@ def _piped(stream: object) -> bool:
     help=_("Allow calls matching RULE without asking (settings.json syntax, repeatable)."),
 )
 @click.option("--yes", "-y", is_flag=True, help=_("Allow every call that would ask (a deny still denies)."))
+@click.option(
+    "--mode",
+    type=click.Choice(["ask", "edits", "auto", "plan"]),
+    help=_(
+        "Approval mode: edits makes file edits in the launch folder without asking, auto also runs commands "
+        "in the namespace sandbox, plan writes and runs nothing (default: the Mode setting, else ask)."
+    ),
+)
 @click.option("--max-iterations", type=click.IntRange(min=1), help=_("Model calls before stopping (exit 3)."))
 @click.option(
     "--resume", "resume", metavar="NAME", shell_complete=complete_sessions, help=_("Carry on a saved session.")
@@ -74,6 +82,7 @@ def ask(
     as_json: bool,
     allow: tuple[str, ...],
     yes: bool,
+    mode: str | None,
     max_iterations: int | None,
     resume: str | None,
     continue_last: bool,
@@ -152,6 +161,7 @@ def ask(
         wait=not no_wait,
         max_wait=wait_limit,
         stdin=piped,
+        mode=mode,
     )
     try:
         report, code = asyncio.run(run_ask(options, ui))

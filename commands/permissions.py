@@ -39,9 +39,20 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
                     "exists": s.exists,
                     **{f: [r.text for r in s.ruleset.family(f)] for f in ("allow", "ask", "deny")},
                     "inertVariables": sorted(s.ruleset.inert),
+                    **(
+                        {
+                            "ignored": {
+                                "allow": [r.text for r in s.ignored.allow],
+                                "inertVariables": sorted(s.ignored.inert),
+                            }
+                        }
+                        if not s.ignored.empty or s.ignored.inert
+                        else {}
+                    ),
                 }
                 for s in loaded.sources
             ],
+            "trusted": loaded.trusted,
             "warnings": loaded.warnings,
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -49,7 +60,12 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
     for message in loaded.warnings:
         warn(message)
     if loaded.ruleset.empty:
-        click.echo(_("No permission rules defined: every tool use asks for confirmation."))
+        click.echo(
+            _(
+                "No permission rules defined: reading and searching inside the launch folder is allowed "
+                "(secret-looking files excepted); every other tool use asks for confirmation."
+            )
+        )
     for source in loaded.sources:
         label = {"user": _("User settings"), "project": _("Project settings"), "local": _("Local settings")}.get(
             source.scope, source.scope
@@ -64,6 +80,17 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
         if source.ruleset.inert:
             badge = click.style("INERT", bold=True)
             click.echo(f"  {badge}  {inert_line(', '.join(sorted(source.ruleset.inert)))}")
+        ignored = _("ignored (untrusted)")
+        for rule in source.ignored.allow:
+            text = inert_line(rule.text)
+            click.echo(f"  {click.style('ALLOW', dim=True)}  {text}  {click.style(ignored, fg='yellow')}")
+        if source.ignored.inert:
+            names = ", ".join(sorted(source.ignored.inert))
+            click.echo(f"  {click.style('INERT', dim=True)}  {inert_line(names)}  {click.style(ignored, fg='yellow')}")
+    if not loaded.ignored.empty or loaded.ignored.inert:
+        click.echo(
+            _("This folder is not trusted: what its files grant is ignored. Review and trust it with `maia trust`.")
+        )
 
 
 def _tool_input(tool: str, text: str) -> dict[str, Any]:
@@ -114,7 +141,11 @@ def check(ctx: click.Context, tool: str, tool_input: str, as_json: bool) -> None
     for message in loaded.warnings:
         warn(message)
     custom = {t.spec.name: t for t in load_custom_tools(env.launch, env.home).tools}
-    decision = explain(tool, _tool_input(tool, tool_input), loaded.ruleset, env.launch, tool=custom.get(tool))
+    from maia.permissions.defaults import safe_default
+
+    call = _tool_input(tool, tool_input)
+    decision = explain(tool, call, loaded.ruleset, env.launch, tool=custom.get(tool))
+    decision = safe_default(tool, call, decision, env.launch, custom.get(tool))
     if as_json:
         click.echo(
             json.dumps(

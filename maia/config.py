@@ -51,6 +51,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxHiddenPaths": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxNetwork": {"enum": ["on", "off"]},
+        "Mode": {"enum": ["ask", "edits", "auto", "plan"]},
     },
 }
 
@@ -75,6 +76,7 @@ _FIXES: dict[str, str] = {
     "SandboxHiddenPaths": 'a list of files or folders commands must not see, e.g. ["~/.ssh", "~/.aws"]',
     "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
     "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
+    "Mode": 'the approval mode a chat or maia ask starts in: "ask" (the default), "edits", "auto" or "plan"',
 }
 
 _TYPE_NAMES = {
@@ -110,6 +112,7 @@ class Settings:
     sandbox_writable_roots: list[str] = field(default_factory=list)
     sandbox_hidden_paths: list[str] = field(default_factory=list)
     sandbox_network: str | None = None  # "on" | "off"; None: on
+    mode: str = "ask"  # the approval mode to start in: "ask" | "edits" | "auto" | "plan"
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -314,6 +317,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),
         sandbox_hidden_paths=list(data.get("SandboxHiddenPaths", [])),
         sandbox_network=data.get("SandboxNetwork"),
+        mode=data.get("Mode", "ask"),
         warnings=warnings,
     )
 

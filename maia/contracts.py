@@ -133,6 +133,8 @@ class ToolContext:
     session: str | None = None  # the name of the conversation's session, when it has one
     changes: FileChanges | None = None  # snapshots for /undo and /diff
     sandbox: SandboxPolicy | None = None  # the OS sandbox for Bash and custom tools; None: off
+    # (command, what the sandbox refused) → whether to run it again outside the sandbox (the auto mode)
+    rerun_unsandboxed: Callable[[str, str], Awaitable[bool]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

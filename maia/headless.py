@@ -284,6 +284,7 @@ class AskOptions:
     wait: bool = True
     max_wait: float | None = None  # seconds of waiting for the server in all; None: as long as it takes
     stdin: str | None = None  # piped input, attached to the prompt as data
+    mode: str | None = None  # the approval mode (--mode); None: the settings' Mode
 
 
 def _make_waiter(options: AskOptions, ui: HeadlessUI) -> Callable[[Wait], Any]:
@@ -356,6 +357,9 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         await app.start()
         for message in app.report.warnings:
             ui.on_warning(message)
+        why = app.set_mode(options.mode or options.settings.mode)  # type: ignore[arg-type]  # a Click choice
+        if why:
+            ui.on_warning(_("Mode auto: {why}.").format(why=why))
         picked = app.pick_session(resume=options.resume, continue_last=options.continue_last)
         if picked is not None:
             for warning in picked.warnings:

@@ -88,6 +88,14 @@ def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPS
     return httpserver
 
 
+def trust_project(folder: Path | None = None) -> None:
+    """The user trusts the folder (default: the test's launch folder) with what its files grant now
+    (issue 25: a project's allow rules, servers, tools and agents' grants count only once trusted)."""
+    from maia.trust import trust_folder
+
+    trust_folder(folder or Path(os.environ["MAIA_CWD"]), Path(os.environ["MAIA_HOME"]))
+
+
 def fixture_bytes(name: str) -> bytes:
     """The raw bytes of a capture."""
     return (FIXTURES / name).read_bytes()

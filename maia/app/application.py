@@ -139,6 +139,7 @@ class Application:
         self.sandbox: SandboxPolicy | None = None
         self.changes = ChangeRecorder()
         self.mode: ApprovalMode = "ask"
+        self._auto_explained = False  # "auto acts as edits here" is said once
         self.session_rules: list[str] = []  # "always, for this session" answers
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
@@ -208,6 +209,12 @@ class Application:
         self.report.infos.extend(loadout.infos)
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
+        if options.origin == "ask":
+            from maia.trust import check, ignored_notice
+
+            state = check(options.launch, options.home)
+            if state.needs_question:  # once, on stderr: nobody can answer the chat's trust question here
+                self.report.warnings.append(ignored_notice(state))
 
     def _reload_settings(self, report: StartReport) -> None:
         """settings.json read again: a changed proxy address, key or limit applies from the next request."""
@@ -471,14 +478,43 @@ class Application:
         """The rules' check seen through the approval mode, then the front end's own wrapper."""
         from maia.app.approvals import with_mode
 
-        moded = with_mode(check, lambda: self.mode, self.options.launch, lambda: self.conversation.loadout.tools)
+        moded = with_mode(
+            check,
+            lambda: self.mode,
+            self.options.launch,
+            lambda: self.conversation.loadout.tools,
+            lambda: self.sandbox,
+        )
         wrap = self.options.wrap_permissions
         return wrap(moded) if wrap is not None else moded
 
-    def set_mode(self, mode: ApprovalMode) -> None:
-        """``ask`` (every question), ``edits`` (file edits in the launch folder without asking), ``plan``
-        (nothing written or run). Deny rules always win."""
+    def set_mode(self, mode: ApprovalMode) -> str | None:
+        """``ask`` (every question), ``edits`` (file edits in the launch folder without asking), ``auto``
+        (edits, and commands in the namespace sandbox without asking), ``plan`` (nothing written or run).
+        Deny rules always win. For ``auto`` where the namespace sandbox is missing: why it acts as
+        ``edits``, the first time only (None after, and for other modes)."""
+        from maia.app.approvals import auto_unavailable
+
         self.mode = mode
+        if mode != "auto":
+            return None
+        why = auto_unavailable(self.sandbox)
+        if why is None or self._auto_explained:
+            return None
+        self._auto_explained = True
+        return why
+
+    async def offer_unsandboxed(self, command: str, refused: str) -> bool:
+        """After the sandbox refused part of an ``auto`` command: whether the user wants it run again
+        outside the sandbox (the chat asks, naming the command and what was refused; nobody can answer
+        in ``maia ask``: no)."""
+        if self.mode != "auto":
+            return False
+        return await self.ui.confirm(
+            _("The sandbox refused part of `{command}`: {refused} Run it again outside the sandbox?").format(
+                command=command, refused=refused
+            )
+        )
 
     def remember(self, rules: Sequence[str], persist: bool) -> None:
         """An "always" answer: the rules allow from now on, kept in ``./.maia/settings.local.json``
@@ -558,6 +594,7 @@ class Application:
             session=self.sessions.current_file or self.sessions.name,
             sandbox=self.sandbox,
             changes=self.changes,
+            rerun_unsandboxed=self.offer_unsandboxed,
         )
 
     # --- models ---------------------------------------------------------------------------------

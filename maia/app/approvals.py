@@ -4,7 +4,9 @@
 
 - :func:`remember_rules` writes such rules into ``./.maia/settings.local.json`` (git-ignored, read
   after ``./.maia/settings.json``), atomically, under a lock, other keys kept.
-- :class:`ApprovalMode` (``ask`` | ``edits`` | ``plan``) narrows or widens what asks; a deny always wins.
+- :class:`ApprovalMode` (``ask`` | ``edits`` | ``auto`` | ``plan``) narrows or widens what asks; a deny
+  always wins. ``auto`` is ``edits`` plus Bash commands without a question, only when they run under the
+  namespace sandbox (:func:`auto_unavailable` says why not otherwise).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from maia.approval import inside_launch
 from maia.contracts import PermissionCheck, Tool
@@ -23,9 +25,25 @@ from maia.permissions.rules import Verdict
 from maia.storage import write_atomic
 from maia.tools.registry import traits_of
 
-ApprovalMode = Literal["ask", "edits", "plan"]
-MODES: tuple[ApprovalMode, ...] = ("ask", "edits", "plan")
+if TYPE_CHECKING:
+    from maia.sandbox.policy import SandboxPolicy
+
+ApprovalMode = Literal["ask", "edits", "auto", "plan"]
+MODES: tuple[ApprovalMode, ...] = ("ask", "edits", "auto", "plan")
 ModeSource = Callable[[], ApprovalMode]
+AUTO_RULE = "mode: auto"  # Decision.rule of a command the auto mode let run in the sandbox
+
+
+def auto_unavailable(policy: SandboxPolicy | None) -> str | None:
+    """Why ``auto`` cannot run commands without asking here (it then acts as ``edits``), or None."""
+    if policy is None:
+        return _("the sandbox is off, so auto acts as edits: commands still ask")
+    if not policy.uses_namespaces:
+        return _(
+            "commands run under Landlock only (no namespace sandbox: bubblewrap is missing or cannot run), "
+            "so auto acts as edits: commands still ask"
+        )
+    return None
 
 
 # --- remembering ---------------------------------------------------------------------------------
@@ -74,6 +92,10 @@ def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
             if rule not in allow:
                 allow.append(rule)
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    from maia.trust import note_written
+
+    # the user's own answer, not a grant of the folder: a trusted folder stays trusted
+    note_written(launch, home, rules)
     return path
 
 
@@ -104,13 +126,27 @@ def forget_rule(home: Path, launch: Path, rule: str) -> list[str]:
 # --- approval modes ---------------------------------------------------------------------------------
 
 
+def _unseen(tool_input: Mapping[str, Any], launch: Path) -> bool:
+    """Whether a command touches nothing the engine must ask about whatever the rules (a redirection to a
+    protected path, an uncertain target): judged as a bare ``Bash`` allow would judge it."""
+    from maia.permissions.engine import explain
+
+    return explain("Bash", tool_input, {"allow": ["Bash"]}, launch).verdict == Verdict.ALLOW
+
+
 def with_mode(
-    check: PermissionCheck, mode: ModeSource, launch: Path, tools: Callable[[], Mapping[str, Tool]]
+    check: PermissionCheck,
+    mode: ModeSource,
+    launch: Path,
+    tools: Callable[[], Mapping[str, Tool]],
+    sandbox: Callable[[], SandboxPolicy | None] = lambda: None,
 ) -> PermissionCheck:
     """``check`` seen through the approval mode: ``plan`` refuses every tool that writes or runs;
     ``edits`` lets Write/Edit inside the launch folder through without asking, judged on the normalised
     path and on its real path (links resolved), both inside the launch folder's real path (protected
-    paths and doubt still ask); ``ask`` changes nothing. A deny always stays a deny."""
+    paths and doubt still ask); ``auto`` does the same and lets a Bash command run without asking when
+    it runs under the namespace sandbox and no ask rule matched it (nor doubt); ``ask`` changes
+    nothing. A deny always stays a deny."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
         decision = check(name, tool_input)
@@ -129,13 +165,17 @@ def with_mode(
                     ),
                 )
             return decision
+        plain_ask = decision.verdict == Verdict.ASK and not decision.doubt and decision.rule is None
         if (
-            current == "edits"
-            and decision.verdict == Verdict.ASK
-            and traits.writes_file is not None
-            and not decision.doubt
-            and decision.rule is None
+            current == "auto"
+            and plain_ask
+            and name == "Bash"
+            and auto_unavailable(sandbox()) is None
+            and _unseen(tool_input, launch)
         ):
+            # the sandbox bounds what the command can write and reach; whatever it refuses stays refused
+            return Decision(Verdict.ALLOW, AUTO_RULE, _("allowed by the auto mode: the command runs in the sandbox"))
+        if current in ("edits", "auto") and plain_ask and traits.writes_file is not None:
             raw = tool_input.get(traits.writes_file)
             # the path as the tool opens it and where its links lead: a link inside the project that
             # points outside (`ln -s /tmp lnk`, then lnk/x) is no edit of the project

@@ -16,6 +16,7 @@ from maia.context.memory import ContextFile, find_context_file
 from maia.context.prompt import build_system_prompt
 from maia.contracts import PermissionCheck, Tool
 from maia.i18n import _
+from maia.permissions.defaults import safe_default
 from maia.permissions.engine import Decision, explain
 from maia.permissions.rules import RuleSet, Verdict, merge, parse_rules
 from maia.permissions.sources import LoadedRules, load_rules
@@ -62,7 +63,10 @@ class Loadout:
 
         def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
             # the tool declares what rules match against; read at call time (MCP tools come and go)
-            decision = explain(name, tool_input, ruleset, launch, tool=loadout.tools.get(name))
+            tool = loadout.tools.get(name)
+            decision = safe_default(
+                name, tool_input, explain(name, tool_input, ruleset, launch, tool=tool), launch, tool
+            )
             if broken and decision.verdict == Verdict.ALLOW:
                 # rules that could not be read might deny this call: nothing is allowed without asking
                 return Decision(
@@ -111,7 +115,12 @@ def assemble(
     if extra is not None:
         warnings.extend(extra.warnings)
     if rules.ruleset.empty and not extra_allow:
-        infos.append(_("No permission rules defined: every tool use asks for confirmation."))
+        infos.append(
+            _(
+                "No permission rules defined: reading and searching inside the launch folder is allowed "
+                "(secret-looking files excepted); every other tool use asks for confirmation."
+            )
+        )
     else:
         counts = [
             f"{s.path} ({len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny)})"

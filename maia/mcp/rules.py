@@ -75,9 +75,10 @@ def user_trusts(server: ServerConfig, user_rules: RuleSet) -> bool:
 
 
 def select_servers(
-    servers: Sequence[ServerConfig], rules: RuleSet, user_rules: RuleSet
+    servers: Sequence[ServerConfig], rules: RuleSet, user_rules: RuleSet, *, trusted: bool = True
 ) -> tuple[list[Selection], list[str]]:
-    """Decide every server (step 2) and warn about ``Mcp`` rules naming no declared server."""
+    """Decide every server (step 2) and warn about ``Mcp`` rules naming no declared server. In a folder
+    the user has not trusted (``trusted`` False), the project's servers never start."""
     allow = _mcp_rules(rules.allow)
     deny = _mcp_rules(rules.deny)
     selections: list[Selection] = []
@@ -92,6 +93,10 @@ def select_servers(
         elif denied is not None:
             selections.append(
                 Selection(server, False, _("disabled by the deny rule {rule}").format(rule=denied.text), denied.text)
+            )
+        elif server.origin == "project" and not trusted:
+            selections.append(
+                Selection(server, False, _("ignored (untrusted): this folder is not trusted; see `maia trust`"))
             )
         elif allowed is None:
             selections.append(

@@ -544,7 +544,10 @@ class McpSource:
         # the user's own file, read here whatever rules the caller passed: a project server needs it
         user_rules = next((s.ruleset for s in loaded_rules.sources if s.scope == "user"), RuleSet())
         config = load_config(self.home, self.launch, self._env)
-        selections, rule_warnings = select_servers(config.servers, rules, user_rules)
+        from maia.trust import folder_trusted
+
+        trusted = folder_trusted(self.launch, self.home)
+        selections, rule_warnings = select_servers(config.servers, rules, user_rules, trusted=trusted)
         return Plan(config, selections, [*config.warnings, *rule_warnings], rules, user_rules)
 
     async def start(self) -> SourceReport:

@@ -100,7 +100,7 @@ def judge(tool_name: str, subject: Subject, ruleset: RuleSet, cwd: Path) -> Deci
     if isinstance(subject, CommandSubject):
         if not isinstance(subject.command, str):
             return Decision(Verdict.ASK, None, _("no command to check"))
-        return _bash(subject.command, ruleset, cwd)
+        return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
     if isinstance(subject, PathSubject):
         return _path(tool_name, subject, ruleset, cwd)
     if isinstance(subject, UrlSubject):
@@ -554,6 +554,19 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         why = budget or not_plain or "?"
         return _ask(_("the command is not plain ({why}): only a person can allow it").format(why=why), doubt=watching)
     return _bash_allow(plain, ruleset, cwd, watching, found_at)
+
+
+def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
+    """A bare ``Bash`` allow with no deny or ask rule a command could hide from covers every command,
+    plain or not (``$VAR``, ``eval``…): there is nothing the engine must look for. Doubt (a protected
+    path, an uncertain redirection) still asks."""
+    if decision.verdict != Verdict.ASK or decision.doubt or decision.rule is not None or _watching(ruleset):
+        return decision
+    bare = next((r for r in ruleset.allow if r.tool == "Bash" and r.pattern in (None, "*")), None)
+    if bare is None:
+        return decision
+    reason = _("allow rule {rule} covers every command (no deny or ask rule)").format(rule=bare.text)
+    return Decision(Verdict.ALLOW, bare.text, reason)
 
 
 def _deny_or_ask(

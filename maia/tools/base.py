@@ -90,23 +90,29 @@ def optional_int(tool_input: Mapping[str, Any], key: str, default: int, minimum:
 
 
 def readable(ctx: ToolContext, path: Path) -> bool:
-    """False when a Read deny rule covers ``path`` (Grep and Glob leave such files out).
+    """False when a Read deny rule covers ``path``, or when it looks like a secret (``.env``, ``*.pem``…)
+    and nothing allows reading it (Grep and Glob leave such files out).
 
     Only a deny that a rule made counts: a question turned into a refusal because nobody can
     answer (``maia ask``) has no rule and does not hide files.
     """
     if ctx.permissions is None:
         return True
+    from maia.permissions.defaults import secret_looking
     from maia.permissions.rules import Verdict
 
     decision = ctx.permissions("Read", {"path": str(path)})
+    if decision.verdict == Verdict.DENY and decision.rule is not None:
+        return False
     if decision.verdict == Verdict.ASK and decision.doubt and decision.rule is None:
         # another name of a file a Read deny may cover (a hard link): left out as the file itself would be
         try:
-            return os.stat(path).st_nlink < 2
+            if os.stat(path).st_nlink >= 2:
+                return False
         except OSError:
-            return True
-    return not (decision.verdict == Verdict.DENY and decision.rule is not None)
+            return False
+    # a secret-looking file (.env, *.pem…) that no rule lets be read is not shown by a wide search either
+    return decision.verdict == Verdict.ALLOW or not secret_looking(path)
 
 
 def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:

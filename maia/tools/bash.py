@@ -57,6 +57,24 @@ class BashTool(BuiltinTool):
                 sandbox=ctx.sandbox,
                 on_output=on_output,
             )
+        # the auto mode ran it unasked because of the sandbox: going past the sandbox is the user's call
+        rerun = ctx.rerun_unsandboxed if result.note and ctx.sandbox is not None else None
+        if rerun is not None and result.note and await rerun(command, result.note):
+            live = watch(command) if callable(watch) else contextlib.nullcontext()
+            with live as on_output:
+                result = await run_shell(
+                    command,
+                    ctx.cwd,
+                    timeout=DEFAULT_TIMEOUT,
+                    env=ctx.env,
+                    max_chars=MAX_OUTPUT * 4,
+                    sandbox=None,
+                    on_output=on_output,
+                )
+            output, _cut = cut_middle(result.output, MAX_OUTPUT)
+            note = _("(run again outside the sandbox, as the user approved)")
+            ending = "" if not output or output.endswith("\n") else "\n"
+            return f"{output}{ending}{note}\n{result.describe(DEFAULT_TIMEOUT)}"
         output, _cut = cut_middle(result.output, MAX_OUTPUT)
         output = result.with_note(output)  # a sandbox refusal: the model is told to ask the user
         status = result.describe(DEFAULT_TIMEOUT)

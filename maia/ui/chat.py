@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from maia.sessions import SessionInfo
 
 ASK_BEFORE_WAIT = 15 * 60
-MODE_CYCLE: dict[str, ApprovalMode] = {"ask": "edits", "edits": "plan", "plan": "ask"}
+MODE_CYCLE: dict[str, ApprovalMode] = {"ask": "edits", "edits": "auto", "auto": "plan", "plan": "ask"}
 
 
 @dataclass(slots=True)
@@ -75,6 +75,7 @@ class ChatApp:
         self._current: asyncio.Task[Any] | None = None
         self.details = StartDetails()
         self._counting: asyncio.Task[None] | None = None
+        self.trust_mark = ""  # on the bar while the folder's grants are ignored
 
     @property
     def settings(self) -> Settings:
@@ -122,6 +123,8 @@ class ChatApp:
         from maia.context import tokens
 
         tokens.preload_in_background()
+        if not await self.ask_trust():
+            return False
         model = self.options.model
         if model is None:
             model = await self.choose_model()
@@ -152,6 +155,8 @@ class ChatApp:
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
         self.ui.model_name = lambda: self.app.model if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
+        if self.settings.mode != "ask":
+            self.set_mode(self.settings.mode, quiet=True)  # type: ignore[arg-type]  # checked by the schema
         self.ui.store.completer = ChatCompleter(self)
         self._app.on_source_report = self.announce_source
         self.announce(self._app.report, startup=True)
@@ -178,17 +183,56 @@ class ChatApp:
         asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
         return True
 
+    async def ask_trust(self) -> bool:
+        """Before anything runs: when the folder's files grant something and it is not trusted, show exactly
+        what (or what changed since it was trusted) and ask; False when the terminal closed meanwhile."""
+        from maia.trust import check, trust_folder
+
+        state = check(self.options.launch, self.options.home)
+        if not state.needs_question:
+            return True
+        if state.recorded:
+            lines = [_("The files of {folder} grant more than when you trusted it:").format(folder=state.folder)]
+            lines += [f"  + {line}" for line in state.added] + [f"  - {line}" for line in state.removed]
+            lines.append(_("It now grants:"))
+        else:
+            lines = [_("{folder} is not a trusted folder. Its files grant:").format(folder=state.folder)]
+        lines += [f"  {line}" for line in state.lines()]
+        lines.append(
+            _(
+                "Trusted, these apply (commands they allow run without asking); not trusted, they are ignored. "
+                "Deny and ask rules apply either way."
+            )
+        )
+        self.ui.warn("\n".join(lines))
+        trusted = await self.ui.confirm(_("Trust this folder?"))
+        if self.ui.closed:
+            return False
+        if trusted:
+            try:
+                trust_folder(self.options.launch, self.options.home)
+            except (OSError, MaiaError) as error:
+                self.ui.warn(
+                    _("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error)
+                )
+            else:
+                self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
+                return True
+        self.trust_mark = _("untrusted: project grants ignored")
+        self.ui.set_marks(self.trust_mark)
+        self.ui.info(
+            _("Not trusted: what {folder} grants is ignored (`maia trust` to trust it later).").format(
+                folder=state.folder
+            )
+        )
+        return True
+
     def summary(self) -> str:
         """The one start-up line: model, folder, what was loaded (details on /status)."""
         app = self.app
         loadout = app.conversation.loadout
         parts = [app.model, str(self.options.launch)]
-        rules = sum(len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny) for s in loadout.rules.sources)
-        parts.append(
-            _("no permission rules")
-            if not rules
-            else ngettext("{count} permission rule", "{count} permission rules", rules).format(count=rules)
-        )
+        parts.append(self.grants_summary())
         if loadout.context_file is not None:
             parts.append(loadout.context_file.path.name)
         if app.skills:
@@ -204,6 +248,18 @@ class ChatApp:
             parts.append(_("MCP {ok}/{total}").format(ok=ok, total=len(servers)))
         return " · ".join(parts) + " · " + _("/status for details")
 
+    def grants_summary(self) -> str:
+        """What the project grants, named ("project: allows Bash, Write(**); 1 MCP server; 2 tools"), or that
+        it is ignored (untrusted), or that it grants nothing."""
+        from maia.trust import check
+
+        state = check(self.options.launch, self.options.home)
+        if not state.grants:
+            return _("project grants nothing")
+        if not state.trusted:
+            return _("project: {grants} (ignored: untrusted)").format(grants=state.summary())
+        return _("project: {grants}").format(grants=state.summary())
+
     def watch_mcp(self) -> None:
         """A short mark on the bar while an MCP server is down."""
         source = self.app.mcp
@@ -212,7 +268,8 @@ class ChatApp:
 
         def refresh() -> None:
             failing = source.failing()
-            self.ui.set_marks(_("MCP down: {names}").format(names=", ".join(failing)) if failing else "")
+            down = _("MCP down: {names}").format(names=", ".join(failing)) if failing else ""
+            self.ui.set_marks(" · ".join(m for m in (self.trust_mark, down) if m))
 
         source.subscribe(refresh)
         refresh()
@@ -258,19 +315,26 @@ class ChatApp:
         self.replay(saved.messages, saved.start_context)
         return True
 
-    def set_mode(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode, show it on the bar and say what it means."""
-        self.app.set_mode(mode)
+    def set_mode(self, mode: ApprovalMode, quiet: bool = False) -> None:
+        """Switch the approval mode, show it on the bar and say what it means (``quiet``: the bar only)."""
+        why = self.app.set_mode(mode)
         self.ui.set_approval_mode(mode)
         text = {
             "ask": _("Mode ask: calls that no rule allows ask first."),
             "edits": _("Mode edits: file edits inside the launch folder are made without asking; commands still ask."),
+            "auto": _(
+                "Mode auto: file edits inside the launch folder, and commands that run in the namespace sandbox, "
+                "are made without asking; ask rules and what the sandbox refuses still ask."
+            ),
             "plan": _("Mode plan: nothing is written or run; the model plans."),
         }[mode]
-        self.ui.info(text)
+        if not quiet:
+            self.ui.info(text)
+        if why:
+            self.ui.warn(_("Mode auto: {why}.").format(why=why))
 
     def cycle_mode(self) -> None:
-        """Shift+Tab: ask → edits → plan → ask."""
+        """Shift+Tab: ask → edits → auto → plan → ask."""
         if self._app is not None:
             self.set_mode(MODE_CYCLE.get(self.app.mode, "ask"))
 

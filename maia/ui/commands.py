@@ -80,18 +80,28 @@ async def cmd_permissions(chat: ChatApp, args: str) -> None:
     rules = chat.app.conversation.loadout.rules
     session = chat.app.session_rules
     if rules.ruleset.empty and not session:
-        chat.ui.info(_("No permission rules defined: every tool use asks for confirmation."))
+        chat.ui.info(
+            _(
+                "No permission rules defined: reading and searching inside the launch folder is allowed "
+                "(secret-looking files excepted); every other tool use asks for confirmation."
+            )
+        )
+    scopes = {"user": _("user"), "project": _("project"), "local": _("local")}
+    ignored = _("ignored (untrusted)")
     for source in rules.sources:
-        if source.ruleset.empty:
+        if source.ruleset.empty and source.ignored.empty and not source.ignored.inert:
             continue
-        lines = [str(source.path)]
+        lines = [f"{scopes.get(source.scope, source.scope)}: {source.path}"]
         for family in ("allow", "ask", "deny"):
             entries = source.ruleset.family(family)
             if entries:
                 lines.append(f"{family.upper():<5}  " + "\n       ".join(r.text for r in entries))
+        lines.extend(f"ALLOW  {r.text}  {ignored}" for r in source.ignored.allow)
+        if source.ignored.inert:
+            lines.append(f"INERT  {', '.join(sorted(source.ignored.inert))}  {ignored}")
         chat.ui.info("\n".join(lines))
     if session:
-        chat.ui.info(_("This session") + "\n" + "ALLOW  " + "\n       ".join(session))
+        chat.ui.info(_("session") + "\n" + "ALLOW  " + "\n       ".join(session))
     if session or any(s.scope == "local" and not s.ruleset.empty for s in rules.sources):
         chat.ui.info(_("/permissions remove [RULE] removes one of this session's or of settings.local.json."))
 
@@ -413,12 +423,12 @@ async def cmd_mcp(chat: ChatApp, args: str) -> None:
 
 
 async def cmd_mode(chat: ChatApp, args: str) -> None:
-    """/mode [ask|edits|plan]: how tool calls are approved (Shift+Tab cycles)."""
+    """/mode [ask|edits|auto|plan]: how tool calls are approved (Shift+Tab cycles)."""
     from maia.app.approvals import MODES
 
     wanted = args.strip().lower()
     if wanted and wanted not in MODES:
-        chat.ui.fail(_("Unknown mode {mode!r}: ask, edits or plan.").format(mode=wanted))
+        chat.ui.fail(_("Unknown mode {mode!r}: ask, edits, auto or plan.").format(mode=wanted))
         return
     if wanted:
         chat.set_mode(wanted)
@@ -428,8 +438,9 @@ async def cmd_mode(chat: ChatApp, args: str) -> None:
         + "\n"
         + _(
             "ask: every call that no rule allows asks · edits: file edits inside the launch folder are made "
-            "without asking (not .maia/, .git/…), commands still ask · plan: nothing is written or run, the model "
-            "plans. Deny rules always win."
+            "without asking (not .maia/, .git/…), commands still ask · auto: edits, and commands that run in the "
+            "namespace sandbox, without asking · plan: nothing is written or run, the model plans. Deny rules "
+            "always win."
         )
     )
 
@@ -561,7 +572,9 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("load", _("carry on a saved session"), cmd_load, "[NAME]"),
         SlashCommand("delete", _("delete saved sessions"), cmd_delete),
         SlashCommand("new", _("save this session and start a new one"), cmd_new),
-        SlashCommand("mode", _("how tool calls are approved: ask, edits or plan (Shift+Tab)"), cmd_mode, "[MODE]"),
+        SlashCommand(
+            "mode", _("how tool calls are approved: ask, edits, auto or plan (Shift+Tab)"), cmd_mode, "[MODE]"
+        ),
         SlashCommand("undo", _("revert the files the last request(s) changed, and the conversation"), cmd_undo, "[N]"),
         SlashCommand(
             "diff", _("what the agent changed with Write and Edit (and git diff HEAD of those files)"), cmd_diff

@@ -157,6 +157,8 @@ def bar_left(approval_mode: str, marks: str, model: str = "", session: str = "")
     parts = []
     if approval_mode == "edits":
         parts.append(f"{p.yellow}⏵⏵ {_('edits allowed')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
+    elif approval_mode == "auto":
+        parts.append(f"{p.error}⏵⏵⏵ {_('auto: edits and sandboxed commands')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
     elif approval_mode == "plan":
         parts.append(f"{p.info}⏸ {_('plan mode')}{p.reset} {p.dim}(Shift+Tab){p.reset}")
     if marks:

@@ -7,6 +7,7 @@ Its agents are the folders beside it (and ``~/.maia/agents``, which they replace
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from maia.subagents.definitions import (
     LoadedAgents,
     load_agents_from,
     parse_agent,
+    without_grants,
 )
 from maia.subagents.prompt import definition_sections, join_prompt
 from maia.workflows.duration import DurationError, parse_duration
@@ -134,8 +136,23 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
             )
     layout = orchestrator_layout(file, launch)
     loaded = load_workflow_agents(layout, home, file.parent)
+    definition = parsed.definition
+    if not workflow_trusted(file, layout, home):
+        # a cloned repository's workflow must not approve everything nor allow itself anything
+        import shlex
+
+        from maia.trust import check, ignored_notice
+
+        folder = workflow_folder(file, layout)
+        state = check(folder, home)
+        if state.needs_question:
+            same = folder.resolve() == launch.resolve()
+            warnings.append(ignored_notice(state, "maia trust" if same else f"maia trust {shlex.quote(str(folder))}"))
+        if mode == "allow":
+            mode = None
+        definition = without_grants(definition)
     return Orchestrator(
-        definition=parsed.definition,
+        definition=definition,
         layout=layout,
         timeout=timeout,
         permission_mode=mode,  # type: ignore[arg-type]  # checked above
@@ -146,9 +163,33 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
     )
 
 
+def workflow_folder(file: Path, layout: Layout) -> Path:
+    """The folder whose trust a workflow's AGENT.md files need: the project when they sit in its
+    ``.maia/agents``, else the folder holding the workflow's agents (``maia trust`` that folder)."""
+    with contextlib.suppress(ValueError):
+        file.resolve().relative_to((layout.cwd / ".maia" / "agents").resolve())
+        return layout.cwd
+    return layout.agents_dir
+
+
+def workflow_trusted(file: Path, layout: Layout, home: Path) -> bool:
+    """Whether a workflow's AGENT.md files may grant (``permissionMode: allow``, allow rules): they are the
+    user's own (under MAIA's home), or their folder is trusted (:mod:`maia.trust` shows and digests them)."""
+    from maia.trust import folder_trusted
+
+    with contextlib.suppress(ValueError):
+        file.resolve().relative_to(home.resolve())
+        return True
+    return folder_trusted(workflow_folder(file, layout), home)
+
+
 def load_workflow_agents(layout: Layout, home: Path, parent_folder: Path) -> LoadedAgents:
-    """``~/.maia/agents`` then the parent's agents' folder (which wins by name), without the parent."""
-    return load_agents_from([("user", home / "agents"), ("project", layout.agents_dir)], exclude=parent_folder)
+    """``~/.maia/agents`` then the parent's agents' folder (which wins by name), without the parent; their
+    allow rules only where the workflow's folder is trusted."""
+    loaded = load_agents_from([("user", home / "agents"), ("project", layout.agents_dir)], exclude=parent_folder)
+    if not workflow_trusted(parent_folder / "AGENT.md", layout, home):
+        loaded.agents = {name: without_grants(a) for name, a in loaded.agents.items()}
+    return loaded
 
 
 def build_orchestrator_prompt(

@@ -21,6 +21,7 @@ from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, text_turn, tool_turn
 from tests.agent.helpers import RecordingUI
+from tests.conftest import trust_project
 
 
 @pytest.mark.parametrize(
@@ -177,6 +178,7 @@ async def test_a_remembered_rule_can_be_removed_and_asks_again(home: Path, proje
     local = project / ".maia" / "settings.local.json"
     local.parent.mkdir(parents=True, exist_ok=True)
     local.write_text(json.dumps({"permissions": {"allow": ["Bash(echo *)", "Read"]}, "other": 1}))
+    trust_project(project)
     app = await Application.open(
         AppOptions(launch=project, home=home, settings=load_settings(home), model="m", save=False),
         RecordingUI(),  # type: ignore[arg-type]

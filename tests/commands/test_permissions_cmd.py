@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from maia.commands import cli
+from tests.conftest import trust_project
 
 
 def _write(path: Path, data: object) -> None:
@@ -19,7 +20,8 @@ def test_no_rules(home: Path, project: Path) -> None:
     result = CliRunner().invoke(cli, ["permissions"])
     assert result.exit_code == 0
     assert result.output == (
-        "No permission rules defined: every tool use asks for confirmation.\n"
+        "No permission rules defined: reading and searching inside the launch folder is allowed "
+        "(secret-looking files excepted); every other tool use asks for confirmation.\n"
         f"User settings: {home / 'settings.json'} (no file)\n"
         f"Project settings: {project / '.maia' / 'settings.json'} (no file)\n"
         f"Local settings: {project / '.maia' / 'settings.local.json'} (no file)\n"
@@ -83,6 +85,7 @@ def test_json_listing(home: Path, project: Path) -> None:
                 "inertVariables": [],
             },
         ],
+        "trusted": True,
         "warnings": [],
     }
 
@@ -138,6 +141,7 @@ def test_check_judges_a_custom_tool_with_its_declared_parameters(home: Path, pro
         },
     )
     _write(project / ".maia" / "settings.json", {"permissions": {"allow": ["Addition(7)"]}})
+    trust_project(project)  # the project's tool and rules count in a folder the user trusted
     assert CliRunner().invoke(cli, ["permissions", "check", "Addition", "{}"]).exit_code == 0
     assert CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"a": 8}']).exit_code == 1
     refused = CliRunner().invoke(cli, ["permissions", "check", "Addition", '{"b": 7}'])
@@ -149,6 +153,7 @@ def test_inert_variables_are_listed(home: Path, project: Path) -> None:
         home / "settings.json",
         {"permissions": {"allow": ["Bash(npm test)"], "inertVariables": ["FOO", "PATH", "1X", "TAR_OPTIONS"]}},
     )
+    trust_project(project)
     # a project cannot declare the variable that makes its own scripts run (issue 26)
     _write(project / ".maia" / "settings.json", {"permissions": {"inertVariables": ["BAR"]}})
     result = CliRunner().invoke(cli, ["permissions"], color=False)
@@ -168,6 +173,7 @@ def test_check_path_and_json_input(home: Path, project: Path) -> None:
     _write(
         project / ".maia" / "settings.json", {"permissions": {"deny": ["Read(./.env)"], "allow": ["Write(docs/**)"]}}
     )
+    trust_project(project)
     denied = CliRunner().invoke(cli, ["permissions", "check", "Read", "src/../.env", "--json"])
     assert json.loads(denied.output)["verdict"] == "deny" and denied.exit_code == 2
     allowed = CliRunner().invoke(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from maia.contracts import ToolContext
+from tests.conftest import trust_project
 from tests.docs.markdown import REPO
 
 EXAMPLES = REPO / "examples"
@@ -18,6 +19,7 @@ async def test_the_addition_tool_loads_and_runs(project: Path, home: Path) -> No
     from maia.tools.custom import load_custom_tools
 
     shutil.copytree(EXAMPLES / "tools" / "addition", project / ".maia" / "tools" / "addition")
+    trust_project(project)  # a project's tools load in a folder the user trusted
     loaded = load_custom_tools(project, home)
     assert loaded.warnings == []
     (tool,) = loaded.tools
@@ -44,6 +46,7 @@ async def test_the_addition_tool_runs_in_the_sandbox(project: Path, home: Path) 
     if landlock_abi()[0] < 1:
         pytest.skip("this kernel has no Landlock")
     shutil.copytree(EXAMPLES / "tools" / "addition", project / ".maia" / "tools" / "addition")
+    trust_project(project)
     (tool,) = load_custom_tools(project, home).tools
     policy = policy_from_settings(None, project)
     assert policy is not None
@@ -95,6 +98,7 @@ async def test_the_skill_tool_gives_the_example(project: Path, home: Path) -> No
 def test_the_release_notes_workflow_loads(project: Path, home: Path) -> None:
     from maia.workflows.orchestrator import load_orchestrator
 
+    trust_project(EXAMPLES / "workflows")  # as the example's header says
     orchestrator = load_orchestrator(EXAMPLES / "workflows" / "release_notes", home, project)
     assert orchestrator.warnings == [] and orchestrator.agent_warnings == []
     assert orchestrator.name == "release_notes"

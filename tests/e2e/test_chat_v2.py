@@ -160,7 +160,7 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.wait_for("Ran once.")
     term.send("/permissions\r")
     # three messages, three frames: wait for the last one too, on a settled screen
-    listed = ("This session", "ALLOW  Bash(echo *)", "/permissions remove [RULE]")
+    listed = ("ALLOW  Bash(echo *)", "/permissions remove [RULE] removes")
     term.wait_settled(lambda: all(text in term.everything() for text in listed), "no whole /permissions")
     term.send("/permissions remove\r")
     term.wait_for("Rule to remove")
@@ -275,6 +275,8 @@ def test_shift_tab_cycles_the_modes_shown_on_the_bar(
     term.send("write the notes\r")
     term.wait_for("Written.")
     assert (project / "notes.txt").read_text() == "edited without asking\n"  # not asked in edits mode
+    term.send("\x1b[Z")
+    term.wait_until(lambda: "auto:" in term.screen.display[-1], "no auto mode on the bar")
     term.send("\x1b[Z")
     term.wait_until(lambda: "plan mode" in term.screen.display[-1], "no plan mode on the bar")
     term.send("\x1b[Z")

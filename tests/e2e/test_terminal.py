@@ -81,9 +81,7 @@ def test_tool_output_cannot_write_the_clipboard_or_retitle(
     answer(server, text_stream("Read it."))
     term = start()
     ready(term)
-    term.send("read notes\r")
-    term.wait_for("Allow Read: notes.txt? (y/n/a/s=stop)")
-    term.answer("y")
+    term.send("read notes\r")  # reading inside the launch folder needs no question (safe defaults)
     assert "␛]52;c;aGFja2Vk␇␛]0;pwned␇␛[2J␛[Hafter" in term.wait_for("Read it.")
     assert not any(osc.startswith("52;") for osc in term.filter.osc)  # no clipboard write at all
     assert "pwned" not in "".join(term.filter.titles)

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_project
+
 SERVER_APP = Path(__file__).with_name("server_app.py")
 READY_TIMEOUT = 90.0  # a cold start of the SDK on a loaded 2-core machine takes seconds
 
@@ -110,7 +112,16 @@ def write_servers(path: Path, servers: dict[str, Any]) -> Path:
     """Write ``{"mcpServers": servers}`` to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
+    _trust_if_project(path)
     return path
+
+
+def _trust_if_project(path: Path) -> None:
+    """A project's .mcp.json and rules count in a folder the user trusted: these tests' projects are."""
+    folder = path.parent if path.name == ".mcp.json" else path.parent.parent
+    home = os.environ.get("MAIA_HOME")
+    if (path.name == ".mcp.json" or path.parent.name == ".maia") and home and folder.resolve() != Path(home).resolve():
+        trust_project(folder)
 
 
 def write_rules(folder: Path, allow: Sequence[str] = (), deny: Sequence[str] = (), ask: Sequence[str] = ()) -> Path:
@@ -120,6 +131,7 @@ def write_rules(folder: Path, allow: Sequence[str] = (), deny: Sequence[str] = (
     path.write_text(
         json.dumps({"permissions": {"allow": list(allow), "ask": list(ask), "deny": list(deny)}}), encoding="utf-8"
     )
+    _trust_if_project(path)
     return path
 
 

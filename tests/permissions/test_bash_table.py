@@ -355,7 +355,14 @@ def test_bare_redirect_deny_denies_every_file_write(tmp_path: Path) -> None:
 
 def test_bare_bash_rules(tmp_path: Path) -> None:
     assert decide("Bash", {"command": "anything at all"}, {"allow": ["Bash"]}, tmp_path) == "allow"
-    assert decide("Bash", {"command": "echo $(id)"}, {"allow": ["Bash"]}, tmp_path) == "ask"
+    # bare Bash with no deny or ask rule means every command, plain or not (issue 25)
+    for command in ("echo $(id)", 'eval "$X"', "$CMD --go", "a=$(cat f); echo $a"):
+        assert decide("Bash", {"command": command}, {"allow": ["Bash"]}, tmp_path) == "allow", command
+    # with a deny or ask rule, text the engine cannot read stays an ask
+    assert decide("Bash", {"command": "echo $(id)"}, {"allow": ["Bash"], "deny": ["Bash(rm *)"]}, tmp_path) == "ask"
+    assert decide("Bash", {"command": 'eval "$X"'}, {"allow": ["Bash"], "ask": ["Bash(git push *)"]}, tmp_path) == "ask"
+    # a protected path is still a question
+    assert decide("Bash", {"command": "echo x > .git/config"}, {"allow": ["Bash"]}, tmp_path) == "ask"
     assert decide("Bash", {"command": "ls"}, {"deny": ["Bash"], "allow": ["Bash(ls)"]}, tmp_path) == "deny"
     assert decide("Bash", {"command": "ls"}, {"ask": ["Bash"], "allow": ["Bash(ls)"]}, tmp_path) == "ask"
 

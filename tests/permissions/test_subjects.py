@@ -142,7 +142,17 @@ def test_a_refusal_without_a_rule_does_not_hide_files(tree: Path) -> None:
         return Decision(Verdict.DENY, None, "nobody can answer")
 
     ctx = ToolContext(cwd=tree, permissions=headless)
-    text = asyncio.run(GrepTool().execute({"pattern": "SECRET"}, ctx))
+    text = asyncio.run(GrepTool().execute({"pattern": "token"}, ctx))
+    assert text.splitlines()[:2] == ["src/a.py", "src/deep/b.py"]
+    # secret-looking files that nothing allows reading are left out of a wide search (issue 25)
+    assert ".env" not in text.replace("matching files left out", "")
+
+
+def test_a_wide_search_shows_secret_looking_files_a_rule_allows(tree: Path) -> None:
+    def allowed(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        return Decision(Verdict.ALLOW, "Read", "allowed")
+
+    text = asyncio.run(GrepTool().execute({"pattern": "SECRET"}, ToolContext(cwd=tree, permissions=allowed)))
     assert text.splitlines() == [".env", "src/.env"]
 
 

@@ -11,6 +11,7 @@ from maia.contracts import ToolContext
 from maia.tools.base import ToolError
 from maia.tools.bash import BashTool
 from maia.tools.custom import load_custom_tools
+from maia.trust import trust_folder
 from maia.user_shell import context_for, preview, run_bang
 from tests.sandbox.helpers import Areas, make_areas, needs_landlock
 
@@ -64,6 +65,7 @@ async def test_custom_tool_runs_sandboxed_and_its_error_carries_the_line(areas: 
         )
     )
     (folder / "w.py").write_text("import sys\nopen(sys.argv[1], 'w').write('x')\nprint('wrote')\n")
+    trust_folder(areas.launch, areas.launch / "home")  # a project's tools load in a folder the user trusted
     (tool,) = load_custom_tools(areas.launch, areas.launch / "home").tools
     ctx = ToolContext(cwd=areas.launch, sandbox=areas.policy())
     assert (await tool.execute({"path": str(areas.launch / "ok.txt")}, ctx)).strip() == "wrote"

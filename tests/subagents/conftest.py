@@ -14,6 +14,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from tests.conftest import trust_project
+
 Answer = bytes | Response | Callable[[dict[str, Any]], bytes]
 _AGENT = re.compile(r'^You are "([^"]+)", a sub-agent of MAIA')
 
@@ -52,6 +54,7 @@ def make_agent(project: Path) -> Callable[..., Path]:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "AGENT.md"
         path.write_text(text if text is not None else agent_md(name, header, body, description), encoding="utf-8")
+        trust_project(project)  # an agent's allow rules count in a folder the user trusted
         return path
 
     return make
@@ -108,6 +111,7 @@ def project_rules(project: Path) -> Callable[..., Path]:
         path = project / ".maia" / "settings.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"permissions": {"allow": list(allow), "ask": list(ask), "deny": list(deny)}}))
+        trust_project(project)  # the project's allow rules count in a folder the user trusted
         return path
 
     return write

@@ -10,13 +10,21 @@ import pytest
 
 from maia.contracts import ToolContext
 from maia.tools.base import ToolError
-from maia.tools.custom import CustomTool, load_custom_tools, strip_trailing_commas
+from maia.tools.custom import CustomTool, LoadedCustomTools, strip_trailing_commas
+from maia.tools.custom import load_custom_tools as load_tools
+from maia.trust import trust_folder
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_ARGS = (
     "import json, os, sys; print(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd(), "
     "'maia_cwd': os.environ.get('MAIA_CWD'), 'tool_dir': os.environ.get('MAIA_TOOL_DIR')}))"
 )
+
+
+def load_custom_tools(launch: Path, home: Path) -> LoadedCustomTools:
+    """The tools of a project the user trusted (a project's tools load only then: issue 25)."""
+    trust_folder(launch, home)
+    return load_tools(launch, home)
 
 
 def make_tool(base: Path, folder: str, definition: object, file_name: str = "TOOL.json") -> Path:
@@ -250,3 +258,9 @@ def test_undeclared_parameters_are_refused(tmp_path: Path) -> None:
     assert decision.reason == "Addition has no parameter extra: the call is refused"
     error = validate_input(tool, sneaky)
     assert error is not None and "extra" in error
+
+
+def test_an_untrusted_projects_tools_do_not_load(tmp_path: Path) -> None:
+    make_tool(tmp_path / ".maia" / "tools", "echo", echo_definition())
+    assert load_tools(tmp_path, tmp_path / "home").tools == []
+    assert [t.spec.name for t in load_custom_tools(tmp_path, tmp_path / "home").tools] == ["Echo"]

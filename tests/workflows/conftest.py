@@ -17,6 +17,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from tests.app.helpers import maia, wait_until
+from tests.conftest import trust_project
 from tests.streams import sse
 from tests.subagents.conftest import BODY, ScriptedLiteLLM, agent_md
 
@@ -134,6 +135,7 @@ def make_parent(agents_dir: Path) -> Callable[..., Path]:
             text if text is not None else agent_md(name, header, PARENT_BODY.format(agents=agents), "Runs reviews."),
             encoding="utf-8",
         )
+        trust_project(agents_dir)  # the user trusts the workflow's folder: its agents' grants count
         return path
 
     return make
@@ -148,6 +150,7 @@ def make_sub(agents_dir: Path) -> Callable[..., Path]:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "AGENT.md"
         path.write_text(agent_md(name, header, BODY), encoding="utf-8")
+        trust_project(agents_dir)
         return path
 
     return make

@@ -10,6 +10,7 @@ from pathlib import Path
 from pytest_httpserver import HTTPServer
 
 from tests.app.helpers import maia
+from tests.conftest import trust_project
 from tests.streams import text_stream, tool_stream
 from tests.workflows.conftest import MODEL, WorkflowLiteLLM, detach, only_workflow, show, wait_ended, wait_for
 
@@ -184,6 +185,9 @@ def test_the_example_workflow_loads(home: Path, project: Path) -> None:
     from maia.workflows.orchestrator import load_orchestrator
 
     example = REPO / "examples" / "workflows" / "release_notes"
+    untrusted = load_orchestrator(example, home, project)
+    assert "maia trust" in untrusted.warnings[0] and "Agent)" in untrusted.warnings[0]
+    trust_project(example.parent)  # as the example's header says: the user trusts its folder first
     loaded = load_orchestrator(example, home, project)
     assert loaded.warnings == [] and loaded.agent_warnings == []
     assert (loaded.name, loaded.timeout, loaded.permission_mode) == ("release_notes", 1800.0, "wait")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.app.helpers import maia
+from tests.conftest import trust_project
 from tests.streams import text_stream, tool_stream
 from tests.workflows.conftest import WorkflowLiteLLM, agent_calls, detach, wait_ended, wait_for
 
@@ -17,6 +18,7 @@ def test_the_release_notes_example(script: WorkflowLiteLLM, project: Path) -> No
     script.add("docs_auditor", text_stream("No gap"))
     script.add("parent", tool_stream("Write", {"path": "RELEASE_NOTES.md", "content": "# 2.1\n## New features\n"}))
     script.add("parent", text_stream("RELEASE_NOTES.md: 1 new feature. No gap."))
+    trust_project(EXAMPLE.parent)  # as the example's header says
     workflow_id = detach(EXAMPLE, "Release notes for version 2.1")
     waiting = wait_for(workflow_id, lambda s: bool(s["requests"]), "the approval of Write")
     assert [(a["name"], a["state"]) for a in waiting["agents"]] == [

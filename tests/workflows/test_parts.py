@@ -70,6 +70,8 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path) -> None:
+    from maia import trust
+
     flows = tmp_path / "flows"
     body = "# Instructions system\nUse rev-2 then Doc.\n# Missions\nx\n# Output\nNot reviewer.\n"
     parent = write(
@@ -80,12 +82,36 @@ def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path
     write(home / "agents" / "doc" / "AGENT.md", agent_md("doc", description="The user's doc."))
     write(home / "agents" / "mine" / "AGENT.md", agent_md("mine"))
     loaded = load_orchestrator(parent, home, tmp_path)
-    assert loaded.warnings == [] and loaded.agent_warnings == []
+    # its folder (flows) is not trusted: its permissionMode: allow is ignored, and said so (issue 25)
+    assert len(loaded.warnings) == 1 and f"{flows} is not trusted" in loaded.warnings[0]
+    assert loaded.agent_warnings == []
     assert loaded.definition.tools == ("Read", "Agent")  # a parent keeps Agent in its tools
-    assert (loaded.timeout, loaded.permission_mode) == (7200.0, "allow")
+    assert (loaded.timeout, loaded.permission_mode) == (7200.0, None)
+    trust.trust_folder(flows, home)
+    loaded = load_orchestrator(parent, home, tmp_path)
+    assert loaded.warnings == [] and (loaded.timeout, loaded.permission_mode) == (7200.0, "allow")
     assert sorted(loaded.agents) == ["doc", "mine", "rev", "rev-2", "reviewer_x"]  # the parent left out
     assert loaded.agents["doc"].description == "Reviews things."  # the parent's folder wins over ~/.maia/agents
     assert loaded.mentioned == ["doc", "rev-2"]  # whole names only: not rev, not reviewer_x
+
+
+def test_permission_mode_allow_counts_only_in_a_trusted_folder_or_maias_home(tmp_path: Path, home: Path) -> None:
+    from maia import trust
+
+    project = tmp_path / "clone"
+    body = "# Instructions system\nGo.\n# Missions\nx\n# Output\ny\n"
+    text = agent_md("boss", "permissionMode: allow\npermissions:\n  allow: [Bash]\n  deny: [Bash(rm *)]", body)
+    parent = write(project / ".maia" / "agents" / "boss" / "AGENT.md", text)
+    loaded = load_orchestrator(parent, home, project)
+    assert loaded.permission_mode is None and loaded.definition.permissions == {"deny": ("Bash(rm *)",)}
+    assert "is not trusted" in loaded.warnings[0] and "maia trust" in loaded.warnings[0]
+    assert "permissionMode: allow" in trust.check(project, home).summary()
+    trust.trust_folder(project, home)
+    loaded = load_orchestrator(parent, home, project)
+    assert loaded.permission_mode == "allow" and loaded.definition.permissions["allow"] == ("Bash",)
+    assert loaded.warnings == []
+    mine = write(home / "agents" / "boss" / "AGENT.md", text)  # the user's own workflow
+    assert load_orchestrator(mine, home, tmp_path / "elsewhere").permission_mode == "allow"
 
 
 def test_unknown_keys_still_warn(tmp_path: Path, home: Path) -> None:
