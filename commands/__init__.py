@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
     "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),
     "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
+    "trust": ("maia.commands.trust:trust", N_("Show what a folder grants and trust it (--list, --revoke).")),
     "workflow": (
         "maia.commands.workflow_view:workflow",
         N_("Show one workflow: state, sub-agents, requests (--watch)."),

@@ -51,9 +51,15 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
                     "exists": s.exists,
                     **{f: [r.text for r in s.ruleset.family(f)] for f in ("allow", "ask", "deny")},
                     "inertVariables": sorted(s.ruleset.inert),
+                    **(
+                        {"ignored": {"allow": [r.text for r in s.ignored.allow], "inertVariables": sorted(s.ignored.inert)}}
+                        if not s.ignored.empty or s.ignored.inert
+                        else {}
+                    ),
                 }
                 for s in loaded.sources
             ],
+            "trusted": loaded.trusted,
             "warnings": loaded.warnings,
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -76,6 +82,14 @@ def permissions(ctx: click.Context, as_json: bool) -> None:
         if source.ruleset.inert:
             badge = click.style("INERT", bold=True)
             click.echo(f"  {badge}  {', '.join(sorted(source.ruleset.inert))}")
+        ignored = _("ignored (untrusted)")
+        for rule in source.ignored.allow:
+            click.echo(f"  {click.style('ALLOW', dim=True)}  {rule.text}  {click.style(ignored, fg='yellow')}")
+        if source.ignored.inert:
+            names = ", ".join(sorted(source.ignored.inert))
+            click.echo(f"  {click.style('INERT', dim=True)}  {names}  {click.style(ignored, fg='yellow')}")
+    if not loaded.ignored.empty or loaded.ignored.inert:
+        click.echo(_("This folder is not trusted: its allow rules are ignored. Review and trust it with `maia trust`."))
 
 
 def _tool_input(tool: str, text: str) -> dict[str, Any]:

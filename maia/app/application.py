@@ -203,6 +203,12 @@ class Application:
         self.report.infos.extend(loadout.infos)
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
+        if options.origin == "ask":
+            from maia.trust import check, ignored_notice
+
+            state = check(options.launch, options.home)
+            if state.needs_question:  # once, on stderr: nobody can answer the chat's trust question here
+                self.report.warnings.append(ignored_notice(state))
 
     def _reload_settings(self, report: StartReport) -> None:
         """settings.json read again: a changed proxy address, key or limit applies from the next request."""

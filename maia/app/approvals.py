@@ -73,6 +73,10 @@ def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
             if rule not in allow:
                 allow.append(rule)
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    from maia.trust import note_written
+
+    # the user's own answer, not a grant of the folder: a trusted folder stays trusted
+    note_written(launch, home, rules)
     return path
 
 

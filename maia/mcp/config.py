@@ -400,7 +400,10 @@ def _stdio(
 
 
 def load_config(home: Path, launch: Path, env: Mapping[str, str] | None = None) -> LoadedConfig:
-    """The user's then the project's declarations; a key declared in both keeps the user's."""
+    """The user's then the project's declarations; a key declared in both keeps the user's. The
+    project's are read only in a trusted folder (:mod:`maia.trust`)."""
+    from maia.trust import folder_trusted
+
     env = os.environ if env is None else env
     loaded = LoadedConfig()
     taken: dict[str, Origin] = {}
@@ -409,7 +412,9 @@ def load_config(home: Path, launch: Path, env: Mapping[str, str] | None = None) 
         ("project", project_config_path(launch)),
     )
     for origin, path in files:
-        if origin == "project" and path.resolve() == user_config_path(home).resolve():
+        if origin == "project" and (
+            path.resolve() == user_config_path(home).resolve() or not folder_trusted(launch, home)
+        ):
             continue
         servers, warning = read_servers_file(path)
         if warning:

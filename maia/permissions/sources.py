@@ -1,5 +1,6 @@
 """Where rules come from (§9.1): the user's and the project's settings.json, then the project's
-settings.local.json; their lists add up."""
+settings.local.json; their lists add up. In a folder the user has not trusted (:mod:`maia.trust`),
+the project's allow rules and inertVariables are ignored; its deny and ask rules always apply."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class RuleSource:
     ruleset: RuleSet = field(default_factory=RuleSet)
     # the file exists but its deny/ask rules could not all be read: MAIA must not act as if it had none
     broken: bool = False
+    # what the file grants that is ignored because the folder is not trusted (allow rules, inertVariables)
+    ignored: RuleSet = field(default_factory=RuleSet)
 
 
 @dataclass(slots=True)
@@ -31,6 +34,12 @@ class LoadedRules:
 
     sources: list[RuleSource]
     warnings: list[str]
+    trusted: bool = True  # the launch folder's grants apply
+
+    @property
+    def ignored(self) -> RuleSet:
+        """The project's grants ignored in an untrusted folder."""
+        return merge(s.ignored for s in self.sources)
 
     @property
     def broken(self) -> list[Path]:
@@ -76,13 +85,34 @@ def local_settings_path(launch: Path) -> Path:
     return launch / ".maia" / "settings.local.json"
 
 
+def _untrusted(source: RuleSource, written: frozenset[str]) -> RuleSource:
+    """The source without what it grants (the allow rules MAIA wrote for the user kept)."""
+    ruleset = source.ruleset
+    keep = tuple(r for r in ruleset.allow if source.scope == "local" and r.text in written)
+    dropped = tuple(r for r in ruleset.allow if r not in keep)
+    if not dropped and not ruleset.inert:
+        return source
+    source.ignored = RuleSet(allow=dropped, inert=ruleset.inert)
+    source.ruleset = RuleSet(allow=keep, ask=ruleset.ask, deny=ruleset.deny)
+    return source
+
+
 def load_rules(home: Path, launch: Path) -> LoadedRules:
     """Rules of ``~/.maia/settings.json``, ``./.maia/settings.json`` and ``./.maia/settings.local.json``
-    (the personal, git-ignored file where "always allow" answers go); never the parent folder."""
+    (the personal, git-ignored file where "always allow" answers go); never the parent folder. The
+    project's allow rules and inertVariables count only in a trusted folder."""
+    from maia.trust import check
+
     warnings: list[str] = []
-    sources = [
-        _read_source("user", settings_path(home), warnings),
+    user = _read_source("user", settings_path(home), warnings)
+    project = [
         _read_source("project", launch / ".maia" / "settings.json", warnings),
         _read_source("local", local_settings_path(launch), warnings),
     ]
-    return LoadedRules(sources, warnings)
+    for source in project:
+        if source.exists and source.path.resolve() == user.path.resolve():
+            source.ruleset = RuleSet()  # launched where MAIA's home is: the user's file, read once
+    state = check(launch, home)
+    if not state.trusted:
+        project = [_untrusted(s, state.written) for s in project]
+    return LoadedRules([user, *project], warnings, trusted=state.trusted)

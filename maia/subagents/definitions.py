@@ -569,8 +569,24 @@ def agent_dirs(home: Path, launch: Path) -> list[tuple[Scope, Path]]:
 
 
 def load_agents(home: Path, launch: Path) -> LoadedAgents:
-    """Every valid agent of ``~/.maia/agents`` and ``./.maia/agents``; a warning per problem."""
-    return load_agents_from(agent_dirs(home, launch))
+    """Every valid agent of ``~/.maia/agents`` and ``./.maia/agents``; a warning per problem. In a folder
+    the user has not trusted, the project's agents lose the allow rules of their ``permissions``."""
+    from maia.trust import folder_trusted
+
+    loaded = load_agents_from(agent_dirs(home, launch))
+    if not folder_trusted(launch, home):
+        loaded.agents = {name: without_grants(a) for name, a in loaded.agents.items()}
+    return loaded
+
+
+def without_grants(definition: AgentDefinition) -> AgentDefinition:
+    """A project agent as an untrusted folder may define it: its deny and ask rules, no allow rule."""
+    if definition.scope != "project" or not definition.permissions.get("allow"):
+        return definition
+    import dataclasses
+
+    kept = {k: v for k, v in definition.permissions.items() if k != "allow"}
+    return dataclasses.replace(definition, permissions=kept)
 
 
 def load_agents_from(dirs: Sequence[tuple[Scope, Path]], *, exclude: Path | None = None) -> LoadedAgents:

@@ -264,11 +264,15 @@ class CustomTool(BuiltinTool):
 
 
 def load_custom_tools(launch: Path, home: Path) -> LoadedCustomTools:
-    """``./.maia/tools`` and ``~/.maia/tools``, alphabetically; the project's tool wins on a name clash."""
+    """``./.maia/tools`` and ``~/.maia/tools``, alphabetically; the project's tool wins on a name clash.
+    The project's tools run programs the repository chose: loaded only in a trusted folder."""
+    from maia.trust import folder_trusted
+
     loaded = LoadedCustomTools()
     taken: dict[str, str] = {}
+    trusted = folder_trusted(launch, home)
     for scope, base in (("project", launch / ".maia" / "tools"), ("user", home / "tools")):
-        if not base.is_dir():
+        if not base.is_dir() or (scope == "project" and not trusted):
             continue
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             path = next((folder / n for n in ("TOOL.json", "tool.json") if (folder / n).is_file()), None)

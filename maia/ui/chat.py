@@ -75,6 +75,7 @@ class ChatApp:
         self._current: asyncio.Task[Any] | None = None
         self.details = StartDetails()
         self._counting: asyncio.Task[None] | None = None
+        self.trust_mark = ""  # on the bar while the folder's grants are ignored
 
     @property
     def settings(self) -> Settings:
@@ -122,6 +123,8 @@ class ChatApp:
         from maia.context import tokens
 
         tokens.preload_in_background()
+        if not await self.ask_trust():
+            return False
         model = self.options.model
         if model is None:
             model = await self.choose_model()
@@ -175,17 +178,54 @@ class ChatApp:
         asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
         return True
 
+    async def ask_trust(self) -> bool:
+        """Before anything runs: when the folder's files grant something and it is not trusted, show exactly
+        what (or what changed since it was trusted) and ask; False when the terminal closed meanwhile."""
+        from maia.trust import check, trust_folder
+
+        state = check(self.options.launch, self.options.home)
+        if not state.needs_question:
+            return True
+        if state.recorded:
+            lines = [_("The files of {folder} grant more than when you trusted it:").format(folder=state.folder)]
+            lines += [f"  + {line}" for line in state.added] + [f"  - {line}" for line in state.removed]
+            lines.append(_("It now grants:"))
+        else:
+            lines = [_("{folder} is not a trusted folder. Its files grant:").format(folder=state.folder)]
+        lines += [f"  {line}" for line in state.lines()]
+        lines.append(
+            _(
+                "Trusted, these apply (commands they allow run without asking); not trusted, they are ignored. "
+                "Deny and ask rules apply either way."
+            )
+        )
+        self.ui.warn("\n".join(lines))
+        trusted = await self.ui.confirm(_("Trust this folder?"))
+        if self.ui.closed:
+            return False
+        if trusted:
+            try:
+                trust_folder(self.options.launch, self.options.home)
+            except (OSError, MaiaError) as error:
+                self.ui.warn(_("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error))
+            else:
+                self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
+                return True
+        self.trust_mark = _("untrusted: project grants ignored")
+        self.ui.set_marks(self.trust_mark)
+        self.ui.info(
+            _("Not trusted: what {folder} grants is ignored (`maia trust` to trust it later).").format(
+                folder=state.folder
+            )
+        )
+        return True
+
     def summary(self) -> str:
         """The one start-up line: model, folder, what was loaded (details on /status)."""
         app = self.app
         loadout = app.conversation.loadout
         parts = [app.model, str(self.options.launch)]
-        rules = sum(len(s.ruleset.allow) + len(s.ruleset.ask) + len(s.ruleset.deny) for s in loadout.rules.sources)
-        parts.append(
-            _("no permission rules")
-            if not rules
-            else ngettext("{count} permission rule", "{count} permission rules", rules).format(count=rules)
-        )
+        parts.append(self.grants_summary())
         if loadout.context_file is not None:
             parts.append(loadout.context_file.path.name)
         if app.skills:
@@ -201,6 +241,18 @@ class ChatApp:
             parts.append(_("MCP {ok}/{total}").format(ok=ok, total=len(servers)))
         return " · ".join(parts) + " · " + _("/status for details")
 
+    def grants_summary(self) -> str:
+        """What the project grants, named ("project: allows Bash, Write(**); 1 MCP server; 2 tools"), or that
+        it is ignored (untrusted), or that it grants nothing."""
+        from maia.trust import check
+
+        state = check(self.options.launch, self.options.home)
+        if not state.grants:
+            return _("project grants nothing")
+        if not state.trusted:
+            return _("project: {grants} (ignored: untrusted)").format(grants=state.summary())
+        return _("project: {grants}").format(grants=state.summary())
+
     def watch_mcp(self) -> None:
         """A short mark on the bar while an MCP server is down."""
         source = self.app.mcp
@@ -209,7 +261,8 @@ class ChatApp:
 
         def refresh() -> None:
             failing = source.failing()
-            self.ui.set_marks(_("MCP down: {names}").format(names=", ".join(failing)) if failing else "")
+            down = _("MCP down: {names}").format(names=", ".join(failing)) if failing else ""
+            self.ui.set_marks(" · ".join(m for m in (self.trust_mark, down) if m))
 
         source.subscribe(refresh)
         refresh()

@@ -78,17 +78,22 @@ async def cmd_permissions(chat: ChatApp, args: str) -> None:
     session = chat.app.session_rules
     if rules.ruleset.empty and not session:
         chat.ui.info(_("No permission rules defined: every tool use asks for confirmation."))
+    scopes = {"user": _("user"), "project": _("project"), "local": _("local")}
+    ignored = _("ignored (untrusted)")
     for source in rules.sources:
-        if source.ruleset.empty:
+        if source.ruleset.empty and source.ignored.empty and not source.ignored.inert:
             continue
-        lines = [str(source.path)]
+        lines = [f"{scopes.get(source.scope, source.scope)}: {source.path}"]
         for family in ("allow", "ask", "deny"):
             entries = source.ruleset.family(family)
             if entries:
                 lines.append(f"{family.upper():<5}  " + "\n       ".join(r.text for r in entries))
+        lines.extend(f"ALLOW  {r.text}  {ignored}" for r in source.ignored.allow)
+        if source.ignored.inert:
+            lines.append(f"INERT  {', '.join(sorted(source.ignored.inert))}  {ignored}")
         chat.ui.info("\n".join(lines))
     if session:
-        chat.ui.info(_("This session") + "\n" + "ALLOW  " + "\n       ".join(session))
+        chat.ui.info(_("session") + "\n" + "ALLOW  " + "\n       ".join(session))
     if session or any(s.scope == "local" and not s.ruleset.empty for s in rules.sources):
         chat.ui.info(_("/permissions remove [RULE] removes one of this session's or of settings.local.json."))
 

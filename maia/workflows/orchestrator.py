@@ -7,6 +7,7 @@ Its agents are the folders beside it (and ``~/.maia/agents``, which they replace
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from maia.subagents.definitions import (
     LoadedAgents,
     load_agents_from,
     parse_agent,
+    without_grants,
 )
 from maia.subagents.prompt import definition_sections, join_prompt
 from maia.workflows.duration import DurationError, parse_duration
@@ -134,8 +136,19 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
             )
     layout = orchestrator_layout(file, launch)
     loaded = load_workflow_agents(layout, home, file.parent)
+    definition = parsed.definition
+    if not workflow_trusted(file, layout, home):
+        # a cloned repository's workflow must not approve everything nor allow itself anything
+        from maia.trust import check, ignored_notice
+
+        state = check(layout.cwd, home)
+        if state.grants or mode == "allow" or definition.permissions.get("allow"):
+            warnings.append(ignored_notice(state))
+        if mode == "allow":
+            mode = None
+        definition = without_grants(definition)
     return Orchestrator(
-        definition=parsed.definition,
+        definition=definition,
         layout=layout,
         timeout=timeout,
         permission_mode=mode,  # type: ignore[arg-type]  # checked above
@@ -146,9 +159,24 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
     )
 
 
+def workflow_trusted(file: Path, layout: Layout, home: Path) -> bool:
+    """Whether a workflow's AGENT.md files may grant (``permissionMode: allow``, allow rules): they are the
+    user's own (under MAIA's home) or the workflow's folder is trusted (:mod:`maia.trust`)."""
+    from maia.trust import folder_trusted
+
+    with contextlib.suppress(ValueError):
+        file.resolve().relative_to(home.resolve())
+        return True
+    return folder_trusted(layout.cwd, home)
+
+
 def load_workflow_agents(layout: Layout, home: Path, parent_folder: Path) -> LoadedAgents:
-    """``~/.maia/agents`` then the parent's agents' folder (which wins by name), without the parent."""
-    return load_agents_from([("user", home / "agents"), ("project", layout.agents_dir)], exclude=parent_folder)
+    """``~/.maia/agents`` then the parent's agents' folder (which wins by name), without the parent; their
+    allow rules only where the workflow's folder is trusted."""
+    loaded = load_agents_from([("user", home / "agents"), ("project", layout.agents_dir)], exclude=parent_folder)
+    if not workflow_trusted(parent_folder / "AGENT.md", layout, home):
+        loaded.agents = {name: without_grants(a) for name, a in loaded.agents.items()}
+    return loaded
 
 
 def build_orchestrator_prompt(

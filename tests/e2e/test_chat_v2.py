@@ -159,7 +159,7 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.send("s")
     term.wait_for("Ran once.")
     term.send("/permissions\r")
-    screen = term.wait_for("This session")
+    screen = term.wait_for("/permissions remove [RULE] removes")
     assert "ALLOW  Bash(echo *)" in screen and "/permissions remove [RULE]" in screen
     term.send("/permissions remove\r")
     term.wait_for("Rule to remove")
