@@ -37,6 +37,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "DefaultModel": {"type": "string", "minLength": 1},
         "ReadTimeout": {"type": "number", "exclusiveMinimum": 0},
         "Theme": {"enum": ["auto", "dark", "light"]},
+        "hooks": {"type": "object"},  # read and checked by maia.app.hooks (user and trusted project files)
         "permissions": {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
@@ -58,6 +59,7 @@ _FIXES: dict[str, str] = {
     "DefaultModel": 'a model name as a string, e.g. "gpt-4o"',
     "ReadTimeout": "seconds to wait for the proxy's next bytes before giving up, e.g. 600",
     "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
+    "hooks": 'an object such as {"PreToolUse": [{"matcher": "Bash", "command": "…"}]} (docs/hooks.md)',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
     "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
     '"read-only", or "off"',

@@ -128,7 +128,8 @@ def parse_hooks(data: object, file: Path, source: Source) -> tuple[list[Hook], l
             try:
                 re.compile(matcher)
             except re.error as error:
-                warnings.append(_problem(file, where, _('"matcher" is not a valid pattern ({error})').format(error=error)))
+                message = _('"matcher" is not a valid pattern ({error})').format(error=error)
+                warnings.append(_problem(file, where, message))
                 continue
             timeout = entry.get("timeout", DEFAULT_TIMEOUT)
             if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
@@ -138,7 +139,8 @@ def parse_hooks(data: object, file: Path, source: Source) -> tuple[list[Hook], l
                 continue
             unknown = sorted(set(entry) - {"command", "matcher", "timeout", "type"})
             if unknown:
-                warnings.append(_problem(file, where, _("unknown keys ignored: {keys}").format(keys=", ".join(unknown))))
+                message = _("unknown keys ignored: {keys}").format(keys=", ".join(unknown))
+                warnings.append(_problem(file, where, message))
             hooks.append(Hook(event, command, matcher, float(timeout), source, file))
     return hooks, warnings
 
@@ -174,6 +176,25 @@ def load_hooks(user_settings: Path, launch: Path, *, trusted: bool) -> HookConfi
         else:
             config.ignored.extend(hooks)
     return config
+
+
+def project_hooks(launch: Path, home: Path) -> list[Hook]:
+    """The hooks a launch folder's own settings files declare (what folder trust shows and digests)."""
+    from maia.paths import settings_path
+
+    user = settings_path(home)
+    hooks: list[Hook] = []
+    files: list[tuple[Source, Path]] = [
+        ("project", launch / ".maia" / "settings.json"),
+        ("local", launch / ".maia" / "settings.local.json"),
+    ]
+    for source, path in files:
+        with contextlib.suppress(OSError):
+            if path.exists() and user.exists() and path.samefile(user):
+                continue  # launched from the folder holding MAIA's home: the user's own settings
+        found, _warnings = parse_hooks(_read(path), path, source)
+        hooks.extend(found)
+    return hooks
 
 
 def _parse_output(stdout: str) -> dict[str, Any] | None:
@@ -294,12 +315,12 @@ class HookRunner:
             result.stop = True
             result.reason = reason or _clip(str(answer.get("stopReason", ""))) or result.reason
         decision = answer.get("decision")
+        # deny > ask > allow: a later hook never softens an earlier one's answer
+        softer = (result.decision == "deny" and decision != "deny") or (result.decision == "ask" and decision == "allow")
         if decision in ("allow", "deny", "ask"):
-            if decision == "deny" or result.decision != "deny":
-                # deny > ask > allow: a later hook never softens an earlier one's answer
-                if not (decision == "allow" and result.decision == "ask"):
-                    result.decision = decision
-                    result.reason = reason or result.reason
+            if not softer:
+                result.decision = decision
+                result.reason = reason or result.reason
         elif decision == "block":
             result.blocked = True
             result.decision = "deny"
@@ -328,7 +349,11 @@ class HookRunner:
             return None
         result = await self.run(
             "PostToolUse",
-            {"tool_name": name, "tool_input": dict(tool_input), "tool_response": {"output": output, "is_error": is_error}},
+            {
+                "tool_name": name,
+                "tool_input": dict(tool_input),
+                "tool_response": {"output": output, "is_error": is_error},
+            },
             tool=name,
         )
         notes = list(result.context)
