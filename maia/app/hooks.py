@@ -38,6 +38,7 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 BLOCK_EXIT = 2
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
 MAX_OUTPUT = 20_000  # characters of a hook's output kept (a reason, extra context)
 
 Source = Literal["user", "project", "local"]
@@ -316,11 +317,10 @@ class HookRunner:
             result.reason = reason or _clip(str(answer.get("stopReason", ""))) or result.reason
         decision = answer.get("decision")
         # deny > ask > allow: a later hook never softens an earlier one's answer
-        softer = (result.decision == "deny" and decision != "deny") or (result.decision == "ask" and decision == "allow")
-        if decision in ("allow", "deny", "ask"):
-            if not softer:
-                result.decision = decision
-                result.reason = reason or result.reason
+        softer = _RANK.get(str(decision), -1) < _RANK.get(result.decision or "", -1)
+        if decision in ("allow", "deny", "ask") and not softer:
+            result.decision = decision
+            result.reason = reason or result.reason
         elif decision == "block":
             result.blocked = True
             result.decision = "deny"
