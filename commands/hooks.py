@@ -58,7 +58,7 @@ def list_hooks(as_json: bool) -> None:
         return
     lines = hook_lines(config)
     if not lines:
-        click.echo(_("No hook is configured (\"hooks\" in settings.json: see docs/hooks.md)."))
+        click.echo(_('No hook is configured ("hooks" in settings.json: see docs/hooks.md).'))
         return
     for line in lines:
         click.echo(for_terminal(line, sys.stdout))  # a project's file wrote these: never obeyed by the terminal
@@ -68,7 +68,9 @@ def list_hooks(as_json: bool) -> None:
 
 @hooks.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("event")
-@click.option("--input", "sample", default="{}", help=_("The JSON object the hooks get (tool_name, tool_input, prompt…)."))
+@click.option(
+    "--input", "sample", default="{}", help=_("The JSON object the hooks get (tool_name, tool_input, prompt…).")
+)
 @click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
 def test(event: str, sample: str, as_json: bool) -> None:
     """Run the hooks of EVENT on a sample input and show what they decided.

@@ -267,7 +267,8 @@ class HookRunner:
                 input_data=data,
                 env={"MAIA_HOOK_EVENT": event, "MAIA_PROJECT_DIR": str(self.launch)},
             )
-            label = _("{event} hook `{command}`").format(event=event, command=hook.command)
+            shown = hook.command if len(hook.command) <= 60 else hook.command[:59] + "…"
+            label = _("{event} hook `{command}`").format(event=event, command=shown)
             if done.state == "timeout":
                 warning = _("{hook} did not finish within {seconds} s: stopped; the turn goes on.").format(
                     hook=label, seconds=f"{hook.timeout:g}"

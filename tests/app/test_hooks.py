@@ -62,7 +62,9 @@ if "git push" in event["tool_input"].get("command", ""):
 def test_a_blocking_pretooluse_hook_reaches_the_model_as_the_reason(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": script(tmp_path, "block.py", BLOCK_PUSH)}]})
+    settings_with_hooks(
+        home, {"PreToolUse": [{"matcher": "Bash", "command": script(tmp_path, "block.py", BLOCK_PUSH)}]}
+    )
     marker = project / "pushed"
     answer(server, tool_stream("Bash", {"command": f"git push origin main; touch {marker}"}))
     answer(server, text_stream("I will not push."))
@@ -76,7 +78,9 @@ def test_a_blocking_pretooluse_hook_reaches_the_model_as_the_reason(
 def test_a_hook_allow_never_overrides_a_deny_rule_and_its_deny_beats_an_allow_rule(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    allow_all = script(tmp_path, "allow.py", 'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"decision": "allow"}))\n')
+    allow_all = script(
+        tmp_path, "allow.py", 'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"decision": "allow"}))\n'
+    )
     settings_with_hooks(home, {"PreToolUse": [{"command": allow_all}]})
     (home / "settings.json").write_text(
         json.dumps({**json.loads((home / "settings.json").read_text()), "permissions": {"deny": ["Bash(rm *)"]}})
@@ -109,7 +113,9 @@ path.write_text(path.read_text().upper())
 """
 
 
-def test_a_posttooluse_formatter_change_is_on_disk(server: HTTPServer, home: Path, project: Path, tmp_path: Path) -> None:
+def test_a_posttooluse_formatter_change_is_on_disk(
+    server: HTTPServer, home: Path, project: Path, tmp_path: Path
+) -> None:
     settings_with_hooks(
         home, {"PostToolUse": [{"matcher": "Write|Edit", "command": script(tmp_path, "fmt.py", FORMAT)}]}
     )
@@ -135,7 +141,11 @@ def test_a_hanging_hook_times_out_and_the_turn_goes_on(server: HTTPServer, home:
 def test_userpromptsubmit_adds_context_and_exit_2_refuses_the_prompt(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    context = script(tmp_path, "ctx.py", 'import json, sys\nd = json.load(sys.stdin)\nprint("ticket ABC-42; prompt was: " + d["prompt"])\n')
+    context = script(
+        tmp_path,
+        "ctx.py",
+        'import json, sys\nd = json.load(sys.stdin)\nprint("ticket ABC-42; prompt was: " + d["prompt"])\n',
+    )
     settings_with_hooks(home, {"UserPromptSubmit": [{"command": context}]})
     answer(server, text_stream("noted"))
     done = maia("ask", "-m", "m", "what is the ticket?")
@@ -158,7 +168,8 @@ def test_a_stop_hook_sends_the_model_back_once_then_lets_it_stop(
         tmp_path,
         "stop.py",
         "import json, sys\nd = json.load(sys.stdin)\n"
-        "if not d['stop_hook_active']:\n    print(json.dumps({'decision': 'block', 'reason': 'run the tests first'}))\n",
+        "if not d['stop_hook_active']:\n"
+        "    print(json.dumps({'decision': 'block', 'reason': 'run the tests first'}))\n",
     )
     settings_with_hooks(home, {"Stop": [{"command": gate}]})
     answer(server, text_stream("done"))
@@ -177,7 +188,14 @@ def test_an_untrusted_projects_hooks_never_run_and_are_listed_as_ignored(
     marker = project / "hook-ran"
     (project / ".maia").mkdir(exist_ok=True)
     (project / ".maia" / "settings.json").write_text(
-        json.dumps({"hooks": {"SessionStart": [{"command": f"touch {marker}"}], "UserPromptSubmit": [{"command": f"touch {marker}"}]}})
+        json.dumps(
+            {
+                "hooks": {
+                    "SessionStart": [{"command": f"touch {marker}"}],
+                    "UserPromptSubmit": [{"command": f"touch {marker}"}],
+                }
+            }
+        )
     )
     answer(server, text_stream("hi"))
     done = maia("ask", "-m", "m", "hi")
@@ -196,7 +214,9 @@ def test_an_untrusted_projects_hooks_never_run_and_are_listed_as_ignored(
     assert marker.exists()  # trusted: the project's hooks run
 
 
-def test_maia_hooks_test_runs_the_matching_hooks_on_a_sample(home: Path, tmp_path: Path, write_settings: Callable[..., Path]) -> None:
+def test_maia_hooks_test_runs_the_matching_hooks_on_a_sample(
+    home: Path, tmp_path: Path, write_settings: Callable[..., Path]
+) -> None:
     write_settings()
     settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": script(tmp_path, "b.py", BLOCK_PUSH)}]})
     sample = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git push origin main"}})
@@ -204,7 +224,9 @@ def test_maia_hooks_test_runs_the_matching_hooks_on_a_sample(home: Path, tmp_pat
     assert done.returncode == 1
     data = json.loads(done.stdout)
     assert data["blocked"] is True and "pushing to main" in data["reason"]
-    fine = maia("hooks", "test", "PreToolUse", "--input", json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}}))
+    fine = maia(
+        "hooks", "test", "PreToolUse", "--input", json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}})
+    )
     assert fine.returncode == 0, fine.stderr
     bad = maia("hooks", "test", "Nope")
     assert bad.returncode == 2 and "Unknown event" in bad.stderr and "Traceback" not in bad.stderr
@@ -259,12 +281,15 @@ def write_command(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_a_custom_command_runs_in_ask_with_arguments_and_bang_lines(server: HTTPServer, home: Path, project: Path) -> None:
+def test_a_custom_command_runs_in_ask_with_arguments_and_bang_lines(
+    server: HTTPServer, home: Path, project: Path
+) -> None:
     (project / "CHANGES").write_text("fixed the parser\n")
     write_command(
         home / "commands",
         "review",
-        "---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $1 carefully.\n!cat CHANGES\nFocus: $ARGUMENTS\n",
+        "---\ndescription: Review a file\nargument-hint: FILE\n---\n"
+        "Review $1 carefully.\n!cat CHANGES\nFocus: $ARGUMENTS\n",
     )
     answer(server, text_stream("reviewed"))
     done = maia("ask", "-m", "m", "/review app.py style")
@@ -278,7 +303,12 @@ def test_a_custom_command_runs_in_ask_with_arguments_and_bang_lines(server: HTTP
 def test_arguments_are_shell_quoted_inside_bang_lines(tmp_path: Path) -> None:
     import subprocess
 
-    for args in ["'; touch pwned; '", "a $(touch pwned) `touch pwned`", 'x" ; touch pwned; "', "unbalanced ' ; touch pwned"]:
+    for args in [
+        "'; touch pwned; '",
+        "a $(touch pwned) `touch pwned`",
+        'x" ; touch pwned; "',
+        "unbalanced ' ; touch pwned",
+    ]:
         for template in ("echo $1 $2", "echo $ARGUMENTS"):
             line = fill(template, args, quote=True)
             done = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True)
