@@ -337,3 +337,24 @@ def test_a_broken_command_file_is_a_clear_error(tmp_path: Path) -> None:
     path = write_command(tmp_path, "y", "---\nallowed-tools: [Bash(]\n---\nbody")
     with pytest.raises(ValueError):
         parse_command("y", path, "user")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_example_commands_load_and_the_push_hook_blocks_only_main(tmp_path: Path) -> None:
+    import subprocess
+
+    found = load_commands(tmp_path, EXAMPLES, trusted=False, reserved=("help", "clear"))
+    assert found.warnings == []
+    assert set(found.commands) == {"review", "git:changelog"}
+    hook = EXAMPLES / "hooks" / "block_push_to_main.py"
+
+    def run(command: str) -> int:
+        event = json.dumps({"tool_name": "Bash", "tool_input": {"command": command}})
+        return subprocess.run([sys.executable, str(hook)], input=event, text=True, capture_output=True).returncode
+
+    assert run("git push origin main") == 2
+    assert run("git push") == 2  # the current branch may be main: a person decides
+    assert run("git push origin feature/x") == 0
+    assert run("git status") == 0
