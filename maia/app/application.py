@@ -580,6 +580,11 @@ class Application:
             raise UsageError(_("{rule} was given on the command line (--allow).").format(rule=rule))
         raise UsageError(_("No rule {rule}: /permissions lists them.").format(rule=rule))
 
+    def _apply_extra_rules(self) -> None:
+        """This run's own rules (``--allow``, session answers, a command's turn) read again into the check."""
+        self.conversation.loadout.extra_rules = self._extra_rules()
+        self._refresh_permissions()
+
     def _refresh_permissions(self) -> None:
         conversation = self.conversation
         conversation.agent.permissions = conversation._permissions()
@@ -772,14 +777,14 @@ class Application:
         self.turn_rules = list(command.allowed_tools)
         try:
             if command.allowed_tools:
-                self._refresh_permissions()
+                self._apply_extra_rules()
             if command.model and command.model != previous:
                 await self.set_model(command.model)
             return await self._send_turn(text, on_wait, on_limit, max_iterations, policy)
         finally:
             self.turn_rules = []
             if command.allowed_tools:
-                self._refresh_permissions()
+                self._apply_extra_rules()
             if command.model and command.model != previous:
                 with contextlib.suppress(MaiaError):
                     await self.set_model(previous)

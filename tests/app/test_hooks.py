@@ -358,3 +358,49 @@ def test_the_example_commands_load_and_the_push_hook_blocks_only_main(tmp_path: 
     assert run("git push") == 2  # the current branch may be main: a person decides
     assert run("git push origin feature/x") == 0
     assert run("git status") == 0
+
+
+def test_a_commands_allowed_tools_apply_to_its_turn_only(server: HTTPServer, home: Path, project: Path) -> None:
+    write_command(home / "commands", "mk", "---\nallowed-tools: [Bash(touch *)]\n---\nCreate the file $1.\n")
+    answer(server, tool_stream("Bash", {"command": "touch made.txt"}))
+    answer(server, text_stream("made"))
+    done = maia("ask", "-m", "m", "/mk made.txt")
+    assert done.returncode == 0, done.stderr
+    assert (project / "made.txt").exists()
+    # the same call without the command: nobody allowed it
+    answer(server, tool_stream("Bash", {"command": "touch other.txt"}))
+    answer(server, text_stream("not made"))
+    done = maia("ask", "-m", "m", "create other.txt")
+    assert done.returncode == 0, done.stderr
+    assert not (project / "other.txt").exists()
+
+
+async def test_the_turn_rules_are_gone_after_the_command_turn(server: HTTPServer, home: Path, project: Path) -> None:
+    from maia.app.application import Application, AppOptions
+    from maia.config import load_settings
+    from maia.custom_commands import Expanded
+    from maia.permissions.rules import Verdict
+    from tests.agent.helpers import RecordingUI
+
+    answer(server, tool_stream("Bash", {"command": "touch during.txt"}))
+    answer(server, text_stream("ok"))
+    options = AppOptions(launch=project, home=home, settings=load_settings(home), model="m", origin="ask", save=False)
+    ui = RecordingUI(["no"])  # a question would be refused: only an allow runs the command
+    app = await Application.open(options, ui)
+    try:
+
+        def verdict() -> Verdict:
+            check = app.agent.permissions
+            assert check is not None
+            return check("Bash", {"command": "touch after.txt"}).verdict
+
+        assert verdict() == Verdict.ASK
+
+        async def go_on(_wait: object) -> bool:
+            return True
+
+        await app.send("go", on_wait=go_on, command=Expanded("go", None, ("Bash(touch *)",)))
+        assert (project / "during.txt").exists()  # allowed during the command's turn
+        assert verdict() == Verdict.ASK  # and asked again after it
+    finally:
+        await app.aclose()
