@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "permissions": ("maia.commands.permissions:permissions", N_("Show the permission rules and test a tool call.")),
     "reply": ("maia.commands.workflow_steer:reply", N_("Answer the question a workflow asked.")),
     "result": ("maia.commands.workflow_view:result", N_("Print a workflow's final answer.")),
+    "resume": ("maia.commands.workflows:resume", N_("Carry on a workflow that ended in error.")),
     "run": ("maia.commands.workflows:run", N_("Run an autonomous workflow (a parent agent and its sub-agents).")),
     "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
     "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),
@@ -91,6 +92,21 @@ class LazyGroup(click.Group):
             raise ReportedError(error) from None
         except KeyboardInterrupt:
             raise ReportedError(Interrupted()) from None
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except OSError as error:  # a full disk or a read-only home is the machine's state, not a bug
+            from maia.errors import unexpected_message
+            from maia.paths import maia_home
+            from maia.storage import describe_storage_error, storage_error
+
+            if storage_error(error):
+                raise ReportedError(MaiaError(describe_storage_error(error))) from None
+            raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
+        except Exception as error:  # the last guard: a bug is one line, its traceback logged in MAIA's home
+            from maia.errors import unexpected_message
+            from maia.paths import maia_home
+
+            raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -23,6 +23,7 @@ ENVIRONMENT = [
     ("LITELLM_API_KEY", "The proxy's key when settings.json has no LiteLLM_API_Key (never passed to commands)."),
     ("MAIA_DEBUG_LLM", "1 records the raw stream in ~/.maia/maia-llm-debug.log (0600); a path chooses the file."),
     ("MAIA_NO_MARKDOWN", "1 shows answers as plain text instead of Markdown."),
+    ("MAIA_RETRY_SCALE", "A factor on MAIA's own waits before a retry (0.5 halves them, 0: at once); 1 by default."),
     ("NO_COLOR", "No colours (any value)."),
     ("FORCE_COLOR", "Colours even where the terminal description has none."),
     ("TERM", "dumb: no colours and no redrawing in place."),
@@ -47,10 +48,11 @@ FILES = [
     ("~/.maia/tools/, ./.maia/tools/", "Custom tools (NAME/TOOL.json)."),
     ("~/.maia/workflows/", "Workflows started by maia run."),
     ("~/.maia/history/", "What you typed in the chat, per launch folder."),
-    ("~/.maia/cache/", "The last model list (for completion) and the tokenizer's vocabulary."),
+    ("~/.maia/cache/", "The last model list (for completion)."),
     ("~/.maia/logs/", "MCP logs: the SDK's (mcp.log) and each local server's stderr (mcp/NAME.stderr.log)."),
     ("~/.maia/locks/", "Locks for writing settings.local.json."),
     ("~/.maia/maia-llm-debug.log", "The raw model stream, when MAIA_DEBUG_LLM=1 (0600)."),
+    ("~/.maia/errors.log", "The traceback of each unexpected error (a bug), to attach to a report (0600)."),
     ("MAIA.md, CLAUDE.md, AGENTS.md", "Project instructions (the first found in the launch folder)."),
 ]
 EXIT_STATUS = [

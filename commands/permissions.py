@@ -11,19 +11,6 @@ from maia.i18n import _
 from . import CONTEXT_SETTINGS
 from .setup import environment, warn
 
-# the parameter a plain INPUT stands for, per tool
-_MAIN_PARAMETER = {
-    "Bash": "command",
-    "Read": "path",
-    "Write": "path",
-    "Edit": "path",
-    "Glob": "path",
-    "Grep": "path",
-    "WebFetch": "url",
-    "Skill": "skill",
-    "Agent": "agent",
-}
-
 
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help=_("Print one JSON object for scripts."))
@@ -103,7 +90,9 @@ def _tool_input(tool: str, text: str) -> dict[str, Any]:
             raise click.BadParameter(_("INPUT looks like JSON but is not valid: {error}").format(error=error)) from None
         if isinstance(value, dict):
             return value
-    return {_MAIN_PARAMETER.get(tool, "value"): text}
+    from maia.tools.registry import traits_of
+
+    return {traits_of(tool).main_input or "value": text}
 
 
 _EXIT = {"allow": 0, "ask": 1, "deny": 2}

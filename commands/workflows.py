@@ -1,4 +1,4 @@
-"""``maia run``: start an autonomous workflow, in this terminal or detached (§23)."""
+"""``maia run``: start an autonomous workflow, in this terminal or detached (§23); ``maia resume``: carry one on."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import click
 from maia.i18n import _
 
 from . import CONTEXT_SETTINGS
+from .complete import complete_workflows
 from .setup import environment, warn
-from .workflow_common import registry, styler, warn_all
+from .workflow_common import find, registry, styler, warn_all
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -162,3 +163,46 @@ def _finish(result: str | None, error: str | None, code: int) -> None:
         click.echo(_("Error: {message}").format(message=error), err=True)
     if code:
         raise SystemExit(code)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("ref", shell_complete=complete_workflows)
+@click.option("--detach", "-d", is_flag=True, help=_("Print the workflow's id and go on in the background."))
+@click.option("--quiet", "-q", is_flag=True, help=_("Print only the result (and errors)."))
+def resume(ref: str, detach: bool, quiet: bool) -> None:
+    """Carry on a workflow that ended in error (its process was killed, the machine restarted, the proxy
+    was down, or it was stopped) from its saved conversation and sub-agents' states.
+
+    The parent is told it was interrupted; a call that was running may have partly run. A workflow
+    never runs twice at once: one still running is refused. maia workflows marks the workflows that
+    can be resumed.
+
+    Exit codes: as maia run (0 done, 1 error, 2 not resumable or bad usage, 130 stopped).
+    """
+    import asyncio
+    import sys
+
+    from maia.workflows.resume import resume_detached, resume_here
+
+    env = environment()
+    target = find(ref)
+    if detach:
+        resume_detached(target, env.home, env.launch)
+        click.echo(target.id)
+        if not quiet:
+            click.echo(
+                _("Follow it: maia workflow {id} --watch · maia logs {id} -f · stop it: maia stop {id}").format(
+                    id=target.id
+                ),
+                err=True,
+            )
+        return
+    style = styler(sys.stderr)
+
+    def echo(kind: str, line: str) -> None:
+        click.echo(style(kind, line), err=True)
+
+    if not quiet:
+        click.echo(style("title", _("Workflow {id}").format(id=target.id)), err=True)
+    outcome = asyncio.run(resume_here(target, env.home, env.launch, None if quiet else echo))
+    _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)

@@ -25,10 +25,9 @@ from maia.contracts import Approval, Tool
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.parts import Part
+from maia.permissions.subject import CommandSubject, McpSubject, NameSubject, PathSubject, UrlSubject, subject_of
+from maia.tools.registry import traits_of
 
-# tools that neither write nor run anything
-READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "WebFetch", "TodoWrite", "CurrentModel", "ListModels", "Skill"})
-WRITE_TOOLS = frozenset({"Write", "Edit"})
 DETAIL_LINES = 400  # a new file's preview: its first lines
 MAX_DIFF_BYTES = 1_000_000
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -100,36 +99,40 @@ def write_detail(tool: str, tool_input: Mapping[str, Any], launch: Path) -> str 
     return text_diff(before, after, name)
 
 
-def suggest_rules(tool: str, tool_input: Mapping[str, Any], launch: Path, *, inert: Sequence[str] = ()) -> list[str]:
-    """The narrowest rules that would allow this call from now on; [] when none is both narrow and safe."""
-    if tool == "Bash":
-        command = tool_input.get("command")
-        return _bash_rules(command, launch, inert) if isinstance(command, str) else []
-    if tool in WRITE_TOOLS:
-        return _checked(tool, tool_input, _write_rules(tool_input, launch), launch)
-    if tool == "WebFetch":
+def suggest_rules(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    launch: Path,
+    *,
+    inert: Sequence[str] = (),
+    tool_object: Tool | None = None,
+) -> list[str]:
+    """The narrowest rules that would allow this call from now on; [] when none is both narrow and safe.
+
+    Decided by the call's subject (what rules match), never by the tool's name.
+    """
+    subject = subject_of(tool, tool_input, tool_object)
+    if isinstance(subject, CommandSubject):
+        return _bash_rules(subject.command, launch, inert) if isinstance(subject.command, str) else []
+    if isinstance(subject, PathSubject) and subject.access == "write":
+        return _checked(tool, tool_input, _write_rules(subject.path, launch), launch, tool_object)
+    if isinstance(subject, UrlSubject):
         from urllib.parse import urlsplit
 
-        url = tool_input.get("url")
         try:
-            host = urlsplit(url).hostname if isinstance(url, str) else None
+            host = urlsplit(subject.url).hostname if isinstance(subject.url, str) else None
         except ValueError:
             return []
         if not host or not _safe_pattern(host) or "," in host:
             return []
-        return _checked(tool, tool_input, [f"WebFetch(domain:{host.lower()})"], launch)
-    if tool == "Agent":
-        name = tool_input.get("agent")
-        return [f"Agent({name})"] if isinstance(name, str) and _safe_pattern(name) else []
-    if tool.startswith("mcp__"):
-        pieces = tool.split("__")
-        server, name = pieces[1] if len(pieces) >= 3 else "", "__".join(pieces[2:])
-        if not all(_safe_pattern(p) and "," not in p for p in (server, name)):
+        return _checked(tool, tool_input, [f"{tool}(domain:{host.lower()})"], launch, tool_object)
+    if isinstance(subject, McpSubject):
+        if not all(_safe_pattern(p) and "," not in p for p in (subject.server, subject.tool)):
             return []
-        return [f"Mcp({server},{name})"]
-    if tool == "Skill":
-        name = tool_input.get("skill", tool_input.get("name"))
-        return [f"Skill({name})"] if isinstance(name, str) and _safe_pattern(name) else []
+        return [f"Mcp({subject.server},{subject.tool})"]
+    if isinstance(subject, NameSubject):
+        name = subject.name
+        return [f"{tool}({name})"] if isinstance(name, str) and _safe_pattern(name) else []
     return [tool]
 
 
@@ -138,20 +141,21 @@ def _safe_pattern(text: str) -> bool:
     return bool(text) and not any(c in text for c in "*()\n\r") and text == text.strip()
 
 
-def _checked(tool: str, tool_input: Mapping[str, Any], rules: list[str], launch: Path) -> list[str]:
+def _checked(
+    tool: str, tool_input: Mapping[str, Any], rules: list[str], launch: Path, tool_object: Tool | None = None
+) -> list[str]:
     """``rules`` when, alone, they allow the call (a rule that would not is no answer to "always")."""
     from maia.permissions.engine import explain
     from maia.permissions.rules import Verdict
 
-    if rules and explain(tool, tool_input, {"allow": rules}, launch).verdict == Verdict.ALLOW:
+    if rules and explain(tool, tool_input, {"allow": rules}, launch, tool=tool_object).verdict == Verdict.ALLOW:
         return rules
     return []
 
 
-def _write_rules(tool_input: Mapping[str, Any], launch: Path) -> list[str]:
+def _write_rules(raw: str | None, launch: Path) -> list[str]:
     from maia.permissions.paths import protected
 
-    raw = tool_input.get("path")
     if not isinstance(raw, str) or not raw.strip():
         return []
     absolute, relative = relative_to_launch(raw, launch)
@@ -486,13 +490,15 @@ def approval_for(
     """What the question about one call shows, and what "always" would add."""
     detail: str | None = None
     kind: Literal["command", "diff", "text"] | None = None
-    if name == "Bash" and isinstance(tool_input.get("command"), str):
-        detail, kind = str(tool_input["command"]), "command"
-    elif name in WRITE_TOOLS:
+    traits = traits_of(name, tool)
+    subject = subject_of(name, tool_input, tool)
+    if isinstance(subject, CommandSubject) and isinstance(subject.command, str):
+        detail, kind = subject.command, "command"
+    elif traits.writes_file is not None:
         detail = write_detail(name, tool_input, launch)
         kind = "diff" if detail is not None else None
-    elif tool_input and tool is not None and name not in READ_ONLY_TOOLS:
+    elif tool_input and tool is not None and not traits.read_only:
         detail, kind = json.dumps(dict(tool_input), indent=2, ensure_ascii=False)[:4000], "text"
-    reason = decision.reason if getattr(decision, "doubt", False) else None
-    rules = [] if getattr(decision, "doubt", False) else suggest_rules(name, tool_input, launch)
+    reason = decision.reason if decision.doubt else None
+    rules = [] if decision.doubt else suggest_rules(name, tool_input, launch, tool_object=tool)
     return Approval(name, summary, detail, kind, reason, tuple(rules))

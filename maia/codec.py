@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,14 +149,62 @@ class SavedSession:
 
     def digest(self) -> str:
         """What changes when the conversation changes (timestamps left out)."""
-        data = self.to_json()
-        data.pop("updatedAt")
-        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+        return encode_session(self).digest
 
 
-def dump_session(session: SavedSession) -> str:
+@dataclass(frozen=True, slots=True)
+class EncodedSession:
+    """A session serialised once: its digest (what a save compares) and the text a save writes.
+
+    ``body`` is the file's JSON object without ``updatedAt`` (the digest covers it); the file puts a
+    small ``summary`` object first, so a listing reads only the head of each file (``read_summary``).
+    """
+
+    name: str
+    created_at: str
+    digest: str
+    body: str
+
+    def file_pieces(self, updated_at: str, summary: Mapping[str, Any]) -> list[bytes | memoryview]:
+        """The file's text in pieces: ``{"summary":{…},"updatedAt":…,`` then the body's keys (see
+        :func:`maia.storage.write_atomic`: never joined, the body is never copied)."""
+        head = json.dumps({**summary, "updatedAt": updated_at}, ensure_ascii=False, separators=(",", ":"))
+        body = memoryview(self.body.encode("utf-8"))[1:]  # without its "{": a view, not a copy
+        return [f'{{"summary":{head},"updatedAt":{json.dumps(updated_at)},'.encode(), body, b"\n"]
+
+    def file_text(self, updated_at: str, summary: Mapping[str, Any]) -> str:
+        """The file's text, whole."""
+        return b"".join(self.file_pieces(updated_at, summary)).decode("utf-8")
+
+
+def encode_session(session: SavedSession) -> EncodedSession:
+    """Serialise a session once (compact JSON) and digest it."""
+    data = session.to_json()
+    data.pop("updatedAt")
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # the body itself is the digest: comparing two strings costs less than hashing one
+    return EncodedSession(session.name, session.created_at, body, body)
+
+
+def dump_session(session: SavedSession, summary: Mapping[str, Any] | None = None) -> str:
     """The file's text: compact JSON, so a 5 MB session is written in one go."""
-    return json.dumps(session.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return encode_session(session).file_text(session.updated_at, summary or {})
+
+
+SUMMARY_HEAD = 4096  # bytes a listing reads of each file (a summary takes a few hundred)
+_SUMMARY_START = '{"summary":'
+
+
+def read_summary(head: str) -> dict[str, Any] | None:
+    """The ``summary`` object at the start of a session file's text (None when the file has none: an
+    older MAIA wrote it, or the head was cut inside it)."""
+    if not head.startswith(_SUMMARY_START):
+        return None
+    try:
+        value, _end = json.JSONDecoder().raw_decode(head, len(_SUMMARY_START))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _origin(data: dict[str, Any]) -> Origin:

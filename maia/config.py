@@ -183,13 +183,24 @@ def _field_name(error_path: Any) -> str:
     return "".join(parts)
 
 
-def _describe_error(error: Any, path: Path) -> str:
-    """Turn a jsonschema error into a sentence naming the field, what is expected and the fix."""
+def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | None = None) -> str:
+    """Turn a jsonschema error into a sentence naming the field, what is expected and the fix.
+
+    ``fixes`` maps a field (``command.run``, list indices left out) or its top-level key to the fix to
+    show; settings.json's by default. Other files (TOOL.json, mcp.json) pass their own.
+    """
     field_name = _field_name(error.absolute_path)
     top = str(error.absolute_path[0]) if error.absolute_path else ""
-    fix = _FIXES.get(top, "")
+    dotted = ".".join(str(p) for p in error.absolute_path if not isinstance(p, int))
+    table = _FIXES if fixes is None else fixes
+    fix = table.get(dotted) or table.get(top, "")
     if error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else error.message
+        if fixes is not None:
+            whole = f"{dotted}.{missing}" if dotted else missing
+            return _('{path}: "{field}" is required; add it: {fix}.').format(
+                path=path, field=whole, fix=table.get(whole, "")
+            )
         return _('{path}: the required setting "{field}" is missing; add it: {fix}.').format(
             path=path, field=missing, fix=_FIXES.get(missing, "")
         )
@@ -210,7 +221,7 @@ def _describe_error(error: Any, path: Path) -> str:
         return _('{path}: "{field}" must be {expected}, not {found}; fix: {fix}.').format(
             path=path, field=field_name or _("(top level)"), expected=wanted, found=found, fix=fix or wanted
         )
-    if error.validator == "pattern" and top == "LiteLLM_URL":
+    if error.validator == "pattern" and top == "LiteLLM_URL" and fixes is None:
         return _('{path}: "LiteLLM_URL" must start with http:// or https://, not {value!r}; fix: {fix}.').format(
             path=path, value=error.instance, fix=fix
         )
@@ -226,6 +237,9 @@ def _describe_error(error: Any, path: Path) -> str:
     return _('{path}: "{field}" is invalid; fix: {fix}.').format(
         path=path, field=field_name or _("(top level)"), fix=fix or error.message
     )
+
+
+describe_schema_error = _describe_error  # the one "field and fix" wording, for every file MAIA validates
 
 
 def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = None) -> Settings:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_che
 
 if TYPE_CHECKING:
     from maia.permissions.engine import Decision
+    from maia.permissions.subject import Subject
     from maia.sandbox.policy import SandboxPolicy
 
 Role: TypeAlias = Literal["user", "assistant"]
@@ -17,16 +18,6 @@ Permission: TypeAlias = Literal["auto", "ask"]
 # "always": yes, and the question's rules go into ./.maia/settings.local.json; "always-session": for
 # this session only
 AskAnswer: TypeAlias = Literal["yes", "no", "stop", "always", "always-session"]
-
-
-# The names of MAIA's own tools (built-in, Skill, Agent, the workflow's RequestIntervention): a custom
-# tool cannot take one, and permission rules recognise them.
-BUILTIN_TOOL_NAMES = frozenset(
-    {
-        "Read", "Glob", "Grep", "Write", "Edit", "Bash", "TodoWrite", "WebFetch", "CurrentModel", "ListModels",
-        "Skill", "Agent", "RequestIntervention",
-    }
-)  # fmt: skip
 
 
 # --- messages (§4.1) -------------------------------------------------------------------------
@@ -168,6 +159,16 @@ class ToolHooks(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ToolTraits:
+    """What the rest of MAIA knows of a tool without knowing its name (approvals, modes, front ends)."""
+
+    read_only: bool = False  # writes nothing and runs nothing: the plan mode lets it through
+    writes_file: str | None = None  # the input naming the one file it writes (a diff is shown, the edits mode)
+    shows_file: bool = False  # its summary (``describe``) is a file path: a hyperlink where terminals show them
+    main_input: str | None = None  # the input a bare INPUT stands for in ``maia permissions check TOOL INPUT``
+
+
 @runtime_checkable
 class Tool(Protocol):
     """A capability the model can call. ``execute`` returns text; an exception becomes an error result."""
@@ -180,6 +181,15 @@ class Tool(Protocol):
     @property
     def permission(self) -> Permission:
         """The default permission when no rule applies to the call."""
+        ...
+
+    @property
+    def traits(self) -> ToolTraits:
+        """What the tool is (read-only, the file it writes, how its summary shows)."""
+        ...
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """What permission rules match a call against (maia.permissions.subject)."""
         ...
 
     def describe(self, tool_input: Mapping[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 
 from maia.i18n import _
 
@@ -127,3 +128,49 @@ class EmptyResponse(ProviderError):
 
     def __init__(self) -> None:
         super().__init__(_("LiteLLM sent an empty response."))
+
+
+ERRORS_LOG = "errors.log"  # in MAIA's home: the tracebacks of unexpected errors, owner-only
+MAX_ERRORS_LOG = 1_000_000  # bytes; beyond, the log starts again (the previous one kept as errors.log.1)
+
+
+def log_unexpected(error: BaseException, home: Path) -> Path | None:
+    """Append an unexpected error's traceback to ``errors.log`` in MAIA's home (mode 0600); its path, or
+    None when it cannot be written (a full disk must not hide the error it reports)."""
+    import datetime
+    import os
+    import traceback
+
+    path = home / ERRORS_LOG
+    entry = "".join(
+        [
+            f"--- {datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')} pid {os.getpid()}\n",
+            *traceback.format_exception(error),
+        ]
+    )
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_ERRORS_LOG:
+            os.replace(path, path.with_name(ERRORS_LOG + ".1"))
+        # an append-only log: each entry is one write to a file opened O_APPEND, never rewritten
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # tracebacks may quote paths and prompts: the owner's only
+            os.write(fd, entry.encode("utf-8", errors="replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return path
+
+
+def unexpected_message(error: BaseException, home: Path) -> str:
+    """One line saying an unexpected error happened, its traceback logged in MAIA's home."""
+    detail = " ".join(str(error).split())
+    if len(detail) > 200:
+        detail = detail[:199] + "…"
+    what = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    path = log_unexpected(error, home)
+    if path is None:
+        return _("MAIA hit an unexpected error (a bug): {what}.").format(what=what)
+    return _("MAIA hit an unexpected error (a bug): {what}. Details in {path}.").format(what=what, path=path)

@@ -16,6 +16,7 @@ from typing import Any, Literal, TextIO
 from maia.app.application import Application, AppOptions
 from maia.app.prepare import Allowed, Invalid, Prompt, SkillList, stdin_context
 from maia.app.retry import Wait
+from maia.codec import SavedSession
 from maia.config import Settings
 from maia.contracts import Approval, AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
 from maia.custom_commands import Expanded
@@ -296,8 +297,14 @@ def _make_waiter(options: AskOptions, ui: HeadlessUI) -> Callable[[Wait], Any]:
 
 async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     """Run one request to the end: (report, exit status). Provider, usage and save errors end up in the report."""
+    from maia.context import tokens
+    from maia.context.tokens import TokenCounter
     from maia.signals import on_terminating_signals
 
+    # send first, count later: a short conversation is estimated rather than wait for the encoder
+    # (a third of a short run); a long continued one is counted exactly (compaction depends on it)
+    exact = [False]
+    counter = TokenCounter(ready=lambda: exact[0] or tokens.ready())
     app = Application(
         AppOptions(
             launch=options.launch,
@@ -312,6 +319,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
             lock_wait=ASK_LOCK_WAIT,
         ),
         ui,
+        counter=counter,
     )
     record = RecordHook(app)
     status, code, error = "done", int(ExitStatus.OK), None
@@ -328,6 +336,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
             for note in picked.notes:
                 ui.note(note)
             app.load(picked.session)
+            exact[0] = _long(picked.session)
         record.attach()
         await app.context_size()
         text, command = await _prepare(app, options, ui)
@@ -348,6 +357,10 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         status, code, error = "error", int(failure.exit_status), failure.message
         if failure.hint:
             error = f"{error}\n{failure.hint}"
+    except Exception as failure:  # the front end's guard: a bug is one line (traceback logged), the session kept
+        from maia.errors import unexpected_message
+
+        status, code, error = "error", int(ExitStatus.ERROR), unexpected_message(failure, options.home)
     finally:
         remove_handlers()
     saved = None
@@ -371,6 +384,22 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         error=error,
     )
     return report, code
+
+
+ESTIMATE_LIMIT = 100_000  # characters of a continued conversation below which counts may be estimates
+
+
+def _long(session: SavedSession) -> bool:
+    """Whether a continued session is long enough for its count to matter (compaction)."""
+    from maia.context.tokens import block_text
+
+    total = 0
+    for message in session.messages:
+        for block in message.content:
+            total += len(block_text(block))
+            if total > ESTIMATE_LIMIT:
+                return True
+    return False
 
 
 async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> tuple[str, Expanded | None]:

@@ -37,11 +37,6 @@ def settings_path(home: Path) -> Path:
     return home / "settings.json"
 
 
-def project_dir(launch: Path) -> Path:
-    """The project's MAIA folder (``./.maia``) in the launch folder."""
-    return launch / ".maia"
-
-
 def resolve_user_path(value: str, cwd: Path) -> Path:
     """A path given by the model or the user: ``~`` expanded, relative to the launch folder, normalised.
 

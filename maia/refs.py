@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from maia.globs import has_magic
+from maia.globs import GlobError, check_glob, has_magic
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.shell import cut_middle
@@ -95,7 +95,7 @@ def _existing_prefix(word: str, cwd: Path) -> str | None:
     that matches a file)."""
     candidate = word
     while candidate:
-        if resolve_user_path(candidate, cwd).exists() or (has_magic(candidate) and expand_glob(candidate, cwd, 1)[0]):
+        if resolve_user_path(candidate, cwd).exists() or (has_magic(candidate) and _glob_names_a_file(candidate, cwd)):
             return candidate
         if candidate[-1] not in _TRAILING:
             return None
@@ -103,22 +103,31 @@ def _existing_prefix(word: str, cwd: Path) -> str | None:
     return None
 
 
+def _glob_names_a_file(pattern: str, cwd: Path) -> bool:
+    try:
+        return bool(expand_glob(pattern, cwd, 1)[0])
+    except GlobError:
+        return False  # said once, when the reference is expanded
+
+
 def expand_glob(pattern: str, cwd: Path, limit: int = MAX_GLOB_FILES) -> tuple[list[str], bool]:
     """The files a glob names (ignore files honoured, path order), at most ``limit``, as typed (relative to
-    ``cwd`` unless the pattern is absolute or starts with ``~``); True when there are more."""
-    from maia.globs import glob_regex
+    ``cwd`` unless the pattern is absolute or starts with ``~``); True when there are more.
+
+    Raises :class:`GlobError` for a glob that cannot be what was meant (``[z-a]``).
+    """
     from maia.search.engine import split_glob
     from maia.search.ignore import walk
 
     root, relative = split_glob(pattern, cwd)
     if not relative or not root.is_dir():
         return [], False
-    regex = glob_regex(relative)
+    glob = check_glob(relative)
     found: list[str] = []
     more = False
     try:
         for rel, _abs, _depth in walk(root):
-            if regex.fullmatch(rel):
+            if glob.fullmatch(rel):
                 if len(found) == limit:
                     more = True
                     break
@@ -228,7 +237,11 @@ def _expanded(refs: list[Reference], cwd: Path, result: ResolvedRefs) -> list[Re
         if not has_magic(ref.path) or resolve_user_path(ref.path, cwd).exists():
             out.append(ref)
             continue
-        files, more = expand_glob(ref.path, cwd)
+        try:
+            files, more = expand_glob(ref.path, cwd)
+        except GlobError as error:
+            result.warnings.append(_("@{path}: {problem}.").format(path=ref.path, problem=error.problem))
+            continue
         if not files:
             result.warnings.append(_("@{path}: no file matches.").format(path=ref.path))
         elif more:

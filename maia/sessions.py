@@ -19,7 +19,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from maia.codec import Origin, SavedSession, dump_session, parse_session
+from maia.codec import (
+    ORIGINS,
+    SUMMARY_HEAD,
+    EncodedSession,
+    Origin,
+    SavedSession,
+    encode_session,
+    parse_session,
+    read_summary,
+)
 from maia.contracts import Message
 from maia.errors import MaiaError, NotFoundError, UsageError
 from maia.i18n import _
@@ -223,6 +232,21 @@ def first_prompt(messages: list[Message], limit: int = 80) -> str:
     return ""
 
 
+def summary_of(session: SavedSession) -> dict[str, object]:
+    """What a listing shows of a session, written at the head of its file (see ``read_summary``)."""
+    summary: dict[str, object] = {
+        "messages": len(session.messages),
+        "firstPrompt": first_prompt(session.messages),
+        "model": session.model,
+        "origin": session.origin,
+    }
+    if session.agent:
+        summary["agent"] = session.agent
+    if session.cleared:
+        summary["cleared"] = True
+    return summary
+
+
 def _now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
@@ -232,6 +256,7 @@ class SessionStore:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.written: EncodedSession | None = None  # what the last write wrote (its digest)
 
     @classmethod
     def for_launch(cls, launch: Path) -> SessionStore:
@@ -299,8 +324,12 @@ class SessionStore:
             raise SessionError(_("{path} is not a valid session: {error}").format(path=path, error=error)) from None
 
     def info(self, name: str) -> SessionInfo:
-        """A listing line for one file (never raises for a broken file)."""
+        """A listing line for one file (never raises for a broken file): from the summary at the head of
+        the file when it has one, else from the whole file (written by an older MAIA)."""
         path = self.path(name)
+        quick = self._quick_info(name, path)
+        if quick is not None:
+            return quick
         try:
             size = path.stat().st_size
             session = parse_session(path.read_text(encoding="utf-8"), name)
@@ -318,6 +347,48 @@ class SessionStore:
             origin=session.origin,
             first_prompt=first_prompt(session.messages),
             cleared=session.cleared,
+        )
+
+    def _quick_info(self, name: str, path: Path) -> SessionInfo | None:
+        try:
+            with path.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                head = handle.read(SUMMARY_HEAD).decode("utf-8", "replace")
+        except OSError:
+            return None
+        summary = read_summary(head)
+        if summary is None:
+            return None  # an older MAIA's file, or an odd one: the whole file is read
+        fields = (
+            summary.get("updatedAt"),
+            summary.get("messages"),
+            summary.get("model"),
+            summary.get("origin"),
+            summary.get("firstPrompt"),
+        )
+        updated, count, model, origin, prompt = fields
+        agent = summary.get("agent")
+        if not (
+            isinstance(updated, str)
+            and isinstance(count, int)
+            and isinstance(model, str)
+            and origin in ORIGINS
+            and isinstance(prompt, str)
+            and (agent is None or isinstance(agent, str))
+        ):
+            return None  # not a summary MAIA wrote: the whole file decides
+        return SessionInfo(
+            name,
+            path,
+            size,
+            updated,
+            count,
+            model,
+            agent,
+            is_compacted(name),
+            origin=origin,
+            first_prompt=prompt,
+            cleared=summary.get("cleared") is True,
         )
 
     def listing(self) -> list[SessionInfo]:
@@ -360,8 +431,12 @@ class SessionStore:
         replace: str | None = None,
         take_over: bool = False,
         claim: Callable[[str], None] | None = None,
+        encoded: EncodedSession | None = None,
     ) -> str:
         """Save under the session's name (suffixed if another session owns it); returns the name used.
+
+        ``encoded`` is the session already serialised (by the manager, to compare it with the last
+        save): used as it is when the name and creation time did not change meanwhile.
 
         ``replace`` is the file this session was saved as before (a rename): it is removed.
         ``take_over`` overwrites a file of that name whoever owns it (a compaction cycling to ``__1``).
@@ -380,7 +455,10 @@ class SessionStore:
                 old = self.find(name)
                 if old is not None and old != name:  # only the case differs: rename the file itself
                     os.replace(self.path(old), self.path(name))
-                write_atomic(self.path(name), dump_session(session), mode=PRIVATE)
+                if encoded is None or (encoded.name, encoded.created_at) != (session.name, session.created_at):
+                    encoded = encode_session(session)
+                self.written = encoded
+                write_atomic(self.path(name), encoded.file_pieces(now, summary_of(session)), mode=PRIVATE)
                 if (
                     replace
                     and replace != name
@@ -427,7 +505,8 @@ class SessionStore:
         with self.locked():
             if existing is not None:  # the same file, only the case changes
                 os.replace(self.path(previous), self.path(new))
-            write_atomic(self.path(new), dump_session(session), mode=PRIVATE)
+            text = encode_session(session).file_text(session.updated_at, summary_of(session))
+            write_atomic(self.path(new), text, mode=PRIVATE)
             if previous != new and self.path(previous).exists() and existing is None:
                 self.path(previous).unlink()
         return new
@@ -552,12 +631,17 @@ class SessionManager:
         """Write the session if it is not empty and changed since the last save; the name used, or None."""
         if self.store is None or self.session.empty:
             return None
-        digest = self.session.digest()
-        if digest == self._saved_digest and self.current_file == self.session.name:
+        session = self.session
+        session.created_at = session.created_at or _now()  # before the digest: the file records it
+        encoded = encode_session(session)  # serialised once: compared, then written as it is
+        if encoded.digest == self._saved_digest and self.current_file == session.name:
             return None
-        name = self.store.write(self.session, replace=self.current_file, take_over=take_over, claim=self._claim)
+        name = self.store.write(
+            session, replace=self.current_file, take_over=take_over, claim=self._claim, encoded=encoded
+        )
         self.current_file = name
-        self._saved_digest = self.session.digest()
+        written = self.store.written
+        self._saved_digest = written.digest if written is not None else session.digest()
         return name
 
     def adopt(self, saved: SavedSession) -> SavedSession:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from maia import guardian
 from maia.i18n import _
 
 if TYPE_CHECKING:
@@ -260,7 +261,11 @@ async def run_shell(
             feeding = asyncio.ensure_future(_feed(process.stdin, input_data))
             _feeding.add(feeding)
             feeding.add_done_callback(_feeding.discard)
-        return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+        guardian.watch(process.pid)  # its group dies with this process, even by SIGKILL
+        try:
+            return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+        finally:
+            guardian.release(process.pid)
     finally:
         if status_fd is not None:
             os.close(status_fd)

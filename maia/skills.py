@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.errors import UsageError
+from maia.frontmatter import FrontMatterError, read_front_matter
 from maia.i18n import _
 from maia.permissions.subject import NameSubject, Subject
 from maia.tools.base import BuiltinTool, ToolError, require_str
 
 _SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
-_HEADER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,30 +55,16 @@ def skill_dirs(launch: Path, home: Path) -> list[Path]:
 
 def parse_skill(path: Path) -> Skill:
     """Read one SKILL.md; ValueError says what is wrong."""
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(_("cannot read the file: {error}").format(error=error)) from None
-    match = _HEADER.match(text)
-    if not match:
-        raise ValueError(_("no YAML header: start the file with ---, a description: line, and ---"))
-    try:
-        header = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = _(" at line {line}").format(line=mark.line + 2) if mark is not None else ""
-        raise ValueError(
-            _("invalid YAML header{where}: {error}").format(where=where, error=getattr(error, "problem", error))
-        ) from None
-    if not isinstance(header, dict):
-        raise ValueError(_("the header must be key: value lines"))
-    header = {str(k).strip().lower(): v for k, v in header.items()}
+    front = read_front_matter(text, _("description: …"))  # a FrontMatterError is a ValueError
+    header = {str(k).strip().lower(): v for k, v in front.header.items()}
     description = header.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ValueError(_('"description" is required in the header: say what the skill is for'))
-    return Skill(path.parent.name, " ".join(description.split()), path, text[match.end() :])
+    return Skill(path.parent.name, " ".join(description.split()), path, front.body)
 
 
 def load_skills(launch: Path, home: Path) -> LoadedSkills:
@@ -114,17 +100,13 @@ def load_skills(launch: Path, home: Path) -> LoadedSkills:
 
 
 def _declared_name(path: Path) -> str | None:
-    import yaml
-
-    match = _HEADER.match(path.read_text(encoding="utf-8-sig"))
     try:
-        header = yaml.safe_load(match.group(1)) if match else None
-    except yaml.YAMLError:
+        header = read_front_matter(path.read_text(encoding="utf-8-sig"), "").header
+    except (OSError, UnicodeDecodeError, FrontMatterError):
         return None
-    if isinstance(header, dict):
-        for key, value in header.items():
-            if str(key).strip().lower() == "name" and value is not None:
-                return str(value).strip()
+    for key, value in header.items():
+        if str(key).strip().lower() == "name" and value is not None:
+            return str(value).strip()
     return None
 
 
@@ -166,6 +148,8 @@ def resolve_invocation(invocation: SkillInvocation, skills: Mapping[str, Skill])
 
 class SkillTool(BuiltinTool):
     """Load a skill's instructions on demand."""
+
+    traits = ToolTraits(read_only=True, main_input="skill")
 
     name = "Skill"
     schema = {

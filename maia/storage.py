@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
+# what a full disk, a read-only home or a folder the user cannot write gives: never a traceback
+STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+)
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 
 
@@ -52,8 +58,13 @@ def remove_stale_temps(path: Path) -> None:
                     os.unlink(entry.path)
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+def write_atomic(
+    path: Path, data: str | bytes | Sequence[str | bytes | memoryview], *, mode: int | None = None
+) -> None:
     """Replace ``path`` in one step: temp file in the same folder, fsync, rename.
+
+    ``data`` may be a sequence of pieces, written one after the other (a large text and a small
+    non-ASCII head are each encoded alone: joined, the whole text would be copied and widened).
 
     ``mode`` None keeps an existing file's mode and gives a new file ``0666 & ~umask`` (as any editor
     would); an explicit mode (0600 for private files) is always applied.
@@ -69,7 +80,8 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for piece in data if isinstance(data, list | tuple) else (data,):
+                handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, target_mode)
@@ -85,3 +97,26 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         finally:
             os.close(dir_fd)
     remove_stale_temps(path)
+
+
+def storage_error(error: BaseException) -> bool:
+    """Whether ``error`` is the disk's or the folder's fault (full, read-only, not writable), not a bug."""
+    return isinstance(error, OSError) and error.errno in STORAGE_ERRNOS
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the user's quota) is full."""
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def describe_storage_error(error: OSError) -> str:
+    """One sentence for a write that failed because of the disk or the folder (names the file)."""
+    from maia.i18n import _
+
+    where = str(error.filename) if error.filename else _("a file of MAIA")
+    reason = error.strerror or str(error)
+    if disk_full(error):
+        return _("{path}: the disk is full ({error}).").format(path=where, error=reason)
+    if error.errno == errno.EROFS:
+        return _("{path}: the file system is read-only ({error}).").format(path=where, error=reason)
+    return _("{path}: cannot write there ({error}).").format(path=where, error=reason)

@@ -39,9 +39,17 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
     project.mkdir()
     monkeypatch.setenv("MAIA_HOME", str(home))
     monkeypatch.setenv("MAIA_CWD", str(project))
-    for var in ("MAIA_MODEL", "LITELLM_API_KEY", "INIT_CWD", "MAIA_DEBUG_LLM", "MAIA_NO_MARKDOWN"):
+    for var in ("MAIA_MODEL", "LITELLM_API_KEY", "INIT_CWD", "MAIA_DEBUG_LLM", "MAIA_NO_MARKDOWN", "MAIA_RETRY_SCALE"):
         monkeypatch.delenv(var, raising=False)
     return {"home": home, "project": project}
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> float:
+    """MAIA's own waits before a retry made a thousandth of the real ones, through ``MAIA_RETRY_SCALE`` (read by
+    this process and inherited by the sub-agents and workers it starts); a delay the server states is kept."""
+    monkeypatch.setenv("MAIA_RETRY_SCALE", "0.001")
+    return 0.001
 
 
 @pytest.fixture

@@ -32,3 +32,12 @@ def test_every_folder_of_the_package_is_installed() -> None:
 
 def test_setup_cfg_lists_no_folder_that_does_not_exist() -> None:
     assert not _listed() - _folders()
+
+
+def test_the_json_schemas_are_package_data() -> None:
+    """maia/data/schemas/*.schema.json ship in the wheel (MAIA validates with them; editors point at them)."""
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg", encoding="utf-8")
+    patterns = config["options.package_data"]["maia.data.schemas"].split(",")
+    shipped = {p.name for pattern in patterns for p in (REPO / "maia" / "data" / "schemas").glob(pattern.strip())}
+    assert shipped == {"tool.schema.json", "mcp.schema.json", "agent-header.schema.json"}

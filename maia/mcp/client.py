@@ -57,6 +57,23 @@ class ConnectionLost(McpFailure):
         self.may_have_run = may_have_run
 
 
+class RequestTimedOut(McpFailure):
+    """No answer within the server's ``timeout``: the request was given up (it may still run there)."""
+
+
+# the SDK's own read timeout should fire first; this bound holds when it does not (a hung HTTP POST…)
+TIMEOUT_GRACE = 1.0
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether a request's failure is its timeout (ours, or the SDK's ``REQUEST_TIMEOUT``)."""
+    if isinstance(error, RequestTimedOut):
+        return True
+    from mcp.shared.exceptions import MCPError
+
+    return isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT
+
+
 class _QuietFile(logging.FileHandler):
     """A log file whose own failures (folder removed, disk full) are silent."""
 
@@ -158,6 +175,8 @@ def _describe(error: BaseException, config: ServerConfig, http: _HttpErrors | No
             return _("command not found: {command} (is it installed and on PATH?)").format(command=config.command)
         if isinstance(leaf, PermissionError) and config.transport == "stdio":
             return _("cannot run {command}: permission denied").format(command=config.command)
+        if isinstance(leaf, McpFailure):
+            return leaf.cause
         if isinstance(leaf, MCPError):
             if leaf.code == CONNECTION_CLOSED:
                 if config.transport == "stdio":
@@ -472,12 +491,17 @@ class Connection:
         client = self._client
         task = asyncio.ensure_future(call(client))
         try:
-            await asyncio.wait({task, self._owner}, return_when=asyncio.FIRST_COMPLETED)
+            done, _pending = await asyncio.wait(
+                {task, self._owner}, timeout=self.config.timeout + TIMEOUT_GRACE, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            await asyncio.wait({task}, timeout=TIMEOUT_GRACE)  # a hung transport never holds Ctrl+C
             raise
+        if not done:  # every request is bounded by the timeout, whatever the transport does
+            task.cancel()
+            await asyncio.wait({task}, timeout=TIMEOUT_GRACE)
+            raise RequestTimedOut(_("no answer within {seconds:g} s").format(seconds=self.config.timeout))
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -506,11 +530,6 @@ async def _owned_http(http_client: httpx2.AsyncClient, transport: Any) -> AsyncI
     """The Streamable HTTP transport with its httpx2 client closed afterwards."""
     async with http_client, transport as streams:
         yield streams
-
-
-def mcp_error_text(error: BaseException, config: ServerConfig, http: _HttpErrors | None = None) -> str:
-    """A request's failure in words (server error, timeout…)."""
-    return describe_error(error, config, http)
 
 
 def model_dump(value: Any) -> Mapping[str, Any]:

@@ -15,6 +15,7 @@ import contextlib
 import re
 import shlex
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from maia.contracts import SourceReport, Tool
 from maia.i18n import _
-from maia.mcp.client import Connection, ConnectionLost, McpFailure, describe_error, model_dump, quiet_sdk_logging
+from maia.mcp.client import (
+    Connection,
+    ConnectionLost,
+    McpFailure,
+    describe_error,
+    model_dump,
+    quiet_sdk_logging,
+    timed_out,
+)
 from maia.mcp.config import LoadedConfig, ServerConfig, load_config
 from maia.mcp.results import prompt_messages, resource_text, tool_outcome
 from maia.mcp.rules import Selection, hidden_because, select_servers, tool_name
@@ -34,6 +43,7 @@ if TYPE_CHECKING:
 
 State: TypeAlias = Literal["ok", "fail", "disabled", "connecting", "idle"]
 MAX_PAGES = 100
+PING_BOUND = 3.0  # after a timeout, how long a ping may take to prove the server is alive (only slow)
 CLOSE_TIMEOUT = 2.5  # §22: connections closed within 3 s on a signal (the application allows a source 3 s)
 _REF = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]+):(\S+)")
 
@@ -160,6 +170,7 @@ class _Server:
         self.reconnects = 0
         self.connected_once = False
         self.lock = asyncio.Lock()
+        self.closing: set[asyncio.Task[None]] = set()  # hung connections being closed in the background
 
     @property
     def name(self) -> str:
@@ -316,10 +327,38 @@ class _Server:
         """The transport died mid-session: FAIL until the next reconnection."""
         self._set("fail", cause)
 
+    async def after_timeout(self, conn: Connection, error: BaseException) -> bool:
+        """A request timed out: a ping tells a slow server (kept) from a hung one, marked down and
+        closed in the background (the next call reconnects). True when it was marked down."""
+        if not timed_out(error) or conn is not self.conn:
+            return False
+
+        async def ping(client: Client) -> Any:
+            with warnings.catch_warnings():  # MAIA speaks the handshake mode where ping still exists
+                warnings.simplefilter("ignore")
+                return await client.send_ping()
+
+        try:
+            await asyncio.wait_for(conn.request(ping), min(PING_BOUND, self.config.timeout + 1.0))
+            return False
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # no pong: the server is hung (stopped, deadlocked, unreachable)
+            pass
+        if conn is self.conn:
+            self.conn = None
+            self._set("fail", describe_error(error, self.config, conn.http))
+            closing = asyncio.ensure_future(conn.close(timeout=2.0))
+            self.closing.add(closing)
+            closing.add_done_callback(self.closing.discard)
+        return True
+
     async def close(self, timeout: float) -> None:
         conn, self.conn = self.conn, None
         if conn is not None:
             await conn.close(timeout=timeout)
+        if self.closing:
+            await asyncio.wait(set(self.closing), timeout=timeout)
         if self.selection.enabled:
             self.state, self.since = "idle", time.time()
 
@@ -342,11 +381,7 @@ class _Server:
         except ToolFailure:
             raise
         except Exception as error:
-            raise ToolFailure(
-                _("MCP server {server}: {what} failed: {cause}").format(
-                    server=self.name, what=what, cause=describe_error(error, self.config, conn.http)
-                )
-            ) from None
+            raise await self._failure(conn, error, what) from None
         try:
             conn = await self.ensure()
         except McpFailure as failure:
@@ -374,11 +409,21 @@ class _Server:
         except ToolFailure:
             raise
         except Exception as error:
-            raise ToolFailure(
-                _("MCP server {server}: {what} failed: {cause}").format(
-                    server=self.name, what=what, cause=describe_error(error, self.config, conn.http)
-                )
-            ) from None
+            raise await self._failure(conn, error, what) from None
+
+    async def _failure(self, conn: Connection, error: BaseException, what: str) -> ToolFailure:
+        """A request's failure for the model; a timeout marks a hung server down first."""
+        cause = describe_error(error, self.config, conn.http)
+        if await self.after_timeout(conn, error):
+            return ToolFailure(
+                _(
+                    "MCP server {server}: {what} failed: {cause}. The server does not answer any more: it is marked "
+                    "down and will be reconnected on the next call."
+                ).format(server=self.name, what=what, cause=cause)
+            )
+        return ToolFailure(
+            _("MCP server {server}: {what} failed: {cause}").format(server=self.name, what=what, cause=cause)
+        )
 
     async def call_tool(self, remote: RemoteTool, arguments: dict[str, Any]) -> str:
         what = _("the call of {tool}").format(tool=remote.name)

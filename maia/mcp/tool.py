@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Permission, ToolContext, ToolSpec
+from maia.contracts import Permission, ToolContext, ToolSpec, ToolTraits
+from maia.permissions.subject import Subject, default_subject
 
 MAX_DESCRIPTION = 2048  # a server's description is untrusted text sent with every request
 _PERMISSIVE: dict[str, Any] = {"type": "object", "properties": {}}
@@ -52,6 +53,9 @@ def short_description(text: str | None) -> str:
 class McpTool:
     """Calls go through the source, which reconnects a lost server once before giving up."""
 
+    # nothing is known of what a server's tool does: it may write or run anything
+    traits: ToolTraits = ToolTraits()
+
     def __init__(self, remote: RemoteTool, call: Callable[[RemoteTool, dict[str, Any]], Awaitable[str]]) -> None:
         self.remote = remote
         self._call = call
@@ -66,6 +70,10 @@ class McpTool:
     def permission(self) -> Permission:
         """MCP tools ask unless a rule says otherwise (``Mcp(server[,tool])``)."""
         return "ask"
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """``Mcp(server[,tool])`` rules, and rules named after the tool, matching its values."""
+        return default_subject(self.remote.public_name, tool_input)
 
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         """The arguments as compact JSON (cut at 200 characters)."""

@@ -9,16 +9,16 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from maia.contracts import BUILTIN_TOOL_NAMES
 from maia.i18n import _
 from maia.permissions.match import Wildcard
 from maia.permissions.match import wildcard as _compile_wildcard
+from maia.tools.registry import OWN_TOOL_NAMES  # the one catalogue (it imports no tool)
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 FAMILIES = ("deny", "ask", "allow")
 INERT_KEY = "inertVariables"  # permissions.inertVariables: NAME=value prefixes an allow may cover
 # tool names a rule can use besides custom tools (loaded later) and mcp__server__tool
-KNOWN_TOOLS = BUILTIN_TOOL_NAMES | {"Redirect", "Mcp"}  # rule names besides the tools themselves
+KNOWN_TOOLS = OWN_TOOL_NAMES | {"Redirect", "Mcp"}  # rule names besides the tools themselves
 
 
 class Verdict(enum.StrEnum):

@@ -9,7 +9,6 @@ Tools without the method (someone else's) fall back to :func:`subject_of`'s defa
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -98,39 +97,12 @@ def mcp_name(tool_name: str) -> tuple[str, str] | None:
     return pieces[1], "__".join(pieces[2:])
 
 
-# built-in tools by name, for callers without the tool object (``maia permissions check``, tests):
-# only the module of the tool asked for is imported
-_BUILTIN = {
-    "Read": ("maia.tools.read", "ReadTool"),
-    "Write": ("maia.tools.write", "WriteTool"),
-    "Edit": ("maia.tools.edit", "EditTool"),
-    "Glob": ("maia.tools.glob", "GlobTool"),
-    "Grep": ("maia.tools.grep", "GrepTool"),
-    "Bash": ("maia.tools.bash", "BashTool"),
-    "WebFetch": ("maia.tools.webfetch", "WebFetchTool"),
-    "TodoWrite": ("maia.tools.todowrite", "TodoWriteTool"),
-}
-
-
-@functools.lru_cache(maxsize=16)
-def _builtin(tool_name: str) -> object | None:
-    import importlib
-
-    if tool_name == "Skill":
-        from maia.skills import SkillTool
-
-        return SkillTool({})
-    where = _BUILTIN.get(tool_name)
-    if where is None:
-        return None
-    tool: object = getattr(importlib.import_module(where[0]), where[1])()
-    return tool
-
-
 def subject_of(tool_name: str, tool_input: Mapping[str, Any], tool: object | None = None) -> Subject:
     """The subject of a call: the tool's own declaration, else the defaults described above."""
     if tool is None:
-        tool = _builtin(tool_name)
+        from maia.tools.registry import builtin_tool  # the one catalogue; a tool's module only when asked
+
+        tool = builtin_tool(tool_name)
     if isinstance(tool, HasSubject):
         return tool.subject(tool_input)
     return default_subject(tool_name, tool_input)

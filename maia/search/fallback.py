@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from maia.globs import PathGlob
 from maia.search import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, FileHit, GrepQuery
 from maia.search.ignore import compile_ignore, walk
 from maia.search.regex import compile_python, required_literal, to_python
@@ -196,29 +197,22 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
     return hits
 
 
-def name_suffix(regex: re.Pattern[str]) -> str:
-    """The literal ending every match must have (``**/*.py`` → ``.py``), to skip names cheaply."""
-    tail = re.search(r"((?:\\.|[^\\\])(|*?+.\[{}^$])*)$", regex.pattern)
-    text = tail.group(1) if tail else ""
-    return re.sub(r"\\(.)", r"\1", text).rsplit("/", 1)[-1]
-
-
 def glob_files(
-    root: Path, regex: re.Pattern[str], *, limit: int = 0, start: str = "", max_depth: int = 0
+    root: Path, glob: PathGlob, *, limit: int = 0, start: str = "", max_depth: int = 0
 ) -> tuple[list[str], int]:
-    """Files under ``root`` whose root-relative path fully matches ``regex``; (first ``limit``, total).
+    """Files under ``root`` whose root-relative path fully matches ``glob``; (first ``limit``, total).
 
     ``start`` (a sub-folder) and ``max_depth`` (levels below it, 0 = any) only narrow the walk.
     """
     found: list[str] = []
     total = 0
     prefix = start + "/" if start else ""
-    suffix = name_suffix(regex)
+    suffix = glob.name_suffix
     for sub_rel, _path, _info in walk(root / start if start else root, max_depth=max_depth):
         if suffix and not sub_rel.endswith(suffix):
             continue  # cheap test first: the name cannot match
         rel = prefix + sub_rel
-        if regex.fullmatch(rel):
+        if glob.fullmatch(rel):
             total += 1
             if not limit or len(found) < limit:
                 found.append(rel)

@@ -289,14 +289,6 @@ def cut(hits: list[FileHit], max_files: int, max_lines: int) -> list[FileHit]:
     return hits
 
 
-def parse_output(query: GrepQuery, out: bytes) -> list[FileHit]:
-    """ripgrep's whole ``--null`` output → hits, sorted as the Python engine walks."""
-    parser = OutputParser(query)
-    parser.feed(out)
-    parser.close()
-    return ordered(parser.hits)
-
-
 async def grep(
     binary: str,
     query: GrepQuery,

@@ -26,7 +26,6 @@ from maia.contracts import (
     Message,
     TextBlock,
     TextDelta,
-    Tool,
     ToolsProgress,
     ToolUseBlock,
     Usage,
@@ -223,26 +222,16 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     or ask is never lifted), MAIA.md unless ``omitMd``; no session file, no nesting (depth 1).
     """
     from maia.app.application import Application, AppOptions
+    from maia.app.equipment import Equipment
     from maia.app.loadout import Loadout
     from maia.config import load_settings
-    from maia.permissions.rules import parse_rules
-    from maia.skills import Skill
     from maia.subagents.prompt import build_subagent_prompt
 
     definition = spec.definition
-    tools_wanted = None if definition.tools is None else {name.lower() for name in definition.tools}
-    skills_wanted = None if definition.skills is None else {name.lower() for name in definition.skills}
-    own = parse_rules({k: list(v) for k, v in definition.permissions.items()}, where=str(definition.path))
-
-    def keep_tool(tool: Tool) -> bool:
-        name = tool.spec.name
-        return name != "Agent" and (tools_wanted is None or name.lower() in tools_wanted)
-
-    def keep_skill(skill: Skill) -> bool:
-        return skills_wanted is None or skill.name.lower() in skills_wanted
+    equipment = Equipment(definition, never=frozenset({"Agent"}))  # no nesting
 
     def prompt(loadout: Loadout, _start_context: str | None) -> str:
-        skills = [(s.name, s.description) for s in loadout.skills.values()] if "Skill" in loadout.tools else []
+        skills = equipment.prompt_skills(loadout)
         return build_subagent_prompt(definition, spec.cwd, context=loadout.context_file, skills=skills)
 
     options = AppOptions(
@@ -256,31 +245,15 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         deny=spec.extra_deny,
         max_iterations=definition.max_iterations,
         depth=1,
-        tool_filter=keep_tool,
-        skill_filter=keep_skill,
-        extra_rules=own.ruleset,
+        tool_filter=equipment.keep_tool,
+        skill_filter=equipment.keep_skill,
+        extra_rules=equipment.rules,
         omit_context=definition.omit_md,
         system_prompt=prompt,
     )
     app = await Application.open(options, ui)
     agent = app.agent
-    warnings = list(own.warnings)
-    offered = {t.spec.name.lower() for source in app.sources for t in source.tools()}
-    for name in definition.tools or ():
-        if name.lower() not in offered:
-            warnings.append(
-                _('the tool "{tool}" named in {path} does not exist here; ignored.').format(
-                    tool=name, path=definition.path
-                )
-            )
-    known = {name.lower() for name in app.skill_source.skills}
-    for name in definition.skills or ():
-        if name.lower() not in known:
-            warnings.append(
-                _('the skill "{skill}" named in {path} does not exist; ignored.').format(
-                    skill=name, path=definition.path
-                )
-            )
+    warnings = [*equipment.warnings, *equipment.missing(app)]
     child = ChildSession(agent, app.aclose, warnings)
     agent.count_context = child.snapshot
     return child
@@ -301,7 +274,7 @@ async def _retrying(ui: Logs, attempt: Callable[[int], Awaitable[T]]) -> T:
     (told to the parent) and try again."""
     from maia.app.retry import RetryPolicy
 
-    policy = RetryPolicy()
+    policy = RetryPolicy.from_environment()  # MAIA_RETRY_SCALE, inherited from the parent
     counts = {"rate_limited": 0, "overloaded": 0}
     while True:
         try:

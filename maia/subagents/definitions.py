@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from maia.frontmatter import FrontMatterError, read_front_matter
 from maia.i18n import _
 from maia.permissions.rules import FAMILIES, RuleSyntaxError, parse_rule
 
@@ -170,44 +171,6 @@ def name_problem(name: str) -> str | None:
 
 
 # --- the file --------------------------------------------------------------------------------
-
-
-def _split_header(text: str) -> tuple[str, str, int]:
-    """(header, body, number of lines before the body); DefinitionError without a header."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        raise DefinitionError(
-            _("no YAML header: the file must start with a line ---, the header (name:, description: …), and ---")
-        )
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == "---":
-            return "".join(lines[1:index]), "".join(lines[index + 1 :]), index + 1
-    raise DefinitionError(_("the YAML header is never closed: add a line --- after it"))
-
-
-def _load_header(header: str) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(header) if header.strip() else {}
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = str(getattr(error, "problem", None) or error)
-        fix = _("check the indentation; put a value in quotes when it contains ': ' or ' #'")
-        if mark is not None:
-            raise DefinitionError(
-                _("invalid YAML header at line {line}: {problem}; fix: {fix}").format(
-                    line=mark.line + 2, problem=problem, fix=fix
-                )
-            ) from None
-        raise DefinitionError(
-            _("invalid YAML header: {problem}; fix: {fix}").format(problem=problem, fix=fix)
-        ) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise DefinitionError(_("the header must be key: value lines (name:, description: …)"))
-    return data
 
 
 def _scalar(value: Any) -> str | None:
@@ -472,8 +435,11 @@ def parse_agent(
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise DefinitionError(_("cannot read the file: {error}").format(error=error)) from None
-    header_text, body, header_lines = _split_header(text)
-    raw = _load_header(header_text)
+    try:
+        front = read_front_matter(text, _("name:, description: …"))
+    except FrontMatterError as error:
+        raise DefinitionError(str(error)) from None
+    raw, body, header_lines = front.header, front.body, front.body_line
     warnings: list[str] = []
     header: dict[str, Any] = {}
     for raw_key, value in raw.items():

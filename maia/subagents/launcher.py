@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from maia import guardian
 from maia.contracts import Message
 from maia.errors import MaiaError
 from maia.i18n import _, ngettext
@@ -56,11 +57,6 @@ def _questions_here() -> _Questions:
     if questions is None:
         questions = _questions[loop] = _Questions()
     return questions
-
-
-def question_lock() -> asyncio.Lock:
-    """One lock per event loop: sub-agents' questions reach the user one at a time."""
-    return _questions_here().lock
 
 
 def questions_waiting() -> int:
@@ -298,6 +294,7 @@ class _Run:
         if self.process.returncode is None:
             kill_tree(self.process.pid)
             await self.process.wait()
+        guardian.release(self.process.pid)
         if self.stderr_task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self.stderr_task, 5.0)
@@ -343,6 +340,7 @@ async def launch_subagent(
         return SubAgentResult(
             name, False, error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error)
         )
+    guardian.watch(process.pid)  # the child's group dies with this process, even by SIGKILL
     run = _Run(spec, process, confirm, on_log, kill_grace, on_wait)
     result = SubAgentResult(name, False)
     try:

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from maia.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec
+from maia.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec, ToolTraits
 from maia.errors import UsageError
 from maia.i18n import _
+from maia.permissions.subject import Subject, default_subject
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent
 from maia.subagents.launcher import (
     MAX_DURATION,
@@ -150,6 +151,9 @@ async def run_agent(
 class AgentTool:
     """``Agent {agent, task}``: runs a sub-agent in its own process and returns its final answer."""
 
+    # writes and runs things; `maia permissions check Agent NAME` names the agent
+    traits: ToolTraits = ToolTraits(main_input="agent")
+
     def __init__(
         self,
         agents: Mapping[str, AgentDefinition],
@@ -193,6 +197,10 @@ class AgentTool:
     def permission(self) -> Permission:
         """Launching a sub-agent asks first (rules ``Agent`` or ``Agent(name)``)."""
         return "ask"
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Agent rules match the sub-agent's name."""
+        return default_subject(AGENT_TOOL, tool_input)
 
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         """``name: first line of the task``."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from maia.contracts import Permission, ToolContext, ToolSpec
+from maia.contracts import Permission, ToolContext, ToolSpec, ToolTraits
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import Subject, default_subject
@@ -26,6 +26,7 @@ class BuiltinTool:
     schema: ClassVar[dict[str, Any]]
     default_permission: ClassVar[Permission] = "auto"
     summary_key: ClassVar[str | None] = None
+    traits: ToolTraits = ToolTraits()  # each tool declares its own (read-only, the file it writes…)
 
     @property
     def spec(self) -> ToolSpec:

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.permissions.subject import CommandSubject, Subject
 from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
@@ -17,6 +17,8 @@ MAX_OUTPUT = 30_000
 
 class BashTool(BuiltinTool):
     """Run a shell command."""
+
+    traits = ToolTraits(main_input="command")
 
     name = "Bash"
     description = (

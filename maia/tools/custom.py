@@ -10,17 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import BUILTIN_TOOL_NAMES, ToolContext, ToolSpec
+from maia.contracts import ToolContext, ToolSpec
 from maia.i18n import _
 from maia.permissions.subject import Subject, ValuesSubject
+from maia.schemas import schema_problems
 from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, ToolError
+from maia.tools.registry import OWN_TOOL_NAMES
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-PARAMETER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 MAX_OUTPUT = 30_000
-RESERVED = BUILTIN_TOOL_NAMES
+RESERVED = OWN_TOOL_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,21 +102,18 @@ def parse_definition(path: Path) -> CustomDefinition:
         raise ValueError(_("cannot read the file: {error}").format(error=error)) from None
     if not isinstance(data, dict):
         raise ValueError(_("the file must hold a JSON object"))
-    description = data.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise ValueError(_('"description" is required: say what the tool does and when to call it'))
+    problems = schema_problems(data, "tool", _tool_fixes())  # the structure: maia/data/schemas/tool.schema.json
+    if problems:
+        raise ValueError(" ".join(problems).removesuffix("."))
+    description = data["description"]
     name = data.get("name", folder.name)
-    if not isinstance(name, str) or not NAME.match(name):
+    if not NAME.match(name):  # the folder's name, when the file gives none
         raise ValueError(_('"name" must be 1 to 64 letters, digits, _ or -, not {name!r}').format(name=name))
     if name in RESERVED:
         raise ValueError(_('"{name}" is the name of a built-in tool: choose another name').format(name=name))
-    command = data.get("command")
-    if not isinstance(command, dict):
-        raise ValueError(_('"command" must be an object with "run" (and optional "parameters")'))
+    command = data["command"]
     parameters = _parameters(command.get("parameters", []))
-    run = command.get("run")
-    if not isinstance(run, str) or not run.strip():
-        raise ValueError(_('"command.run" must be the command line to run, e.g. "python3 ./tool.py {{x}}"'))
+    run = command["run"]
     try:
         argv = shlex.split(run, posix=True)
     except ValueError as error:
@@ -134,30 +132,29 @@ def parse_definition(path: Path) -> CustomDefinition:
     return CustomDefinition(name, description.strip(), parameters, tuple(argv), folder)
 
 
-def _parameters(raw: Any) -> tuple[Parameter, ...]:
-    if not isinstance(raw, list):
-        raise ValueError(_('"command.parameters" must be a list'))
+def _tool_fixes() -> dict[str, str]:
+    """The fix each TOOL.json field's error shows (the schema checks the structure)."""
+    return {
+        "description": _("say what the tool does and when to call it"),
+        "name": _("1 to 64 letters, digits, _ or -"),
+        "command": _('an object with "run" (and optional "parameters")'),
+        "command.run": _('the command line to run, e.g. "python3 ./tool.py {{x}}"'),
+        "command.parameters": _('a list of {"name": …, "type": …} objects'),
+        "command.parameters.name": _("an identifier (letters, digits, _)"),
+        "command.parameters.type": _('"number" or "string"'),
+        "command.parameters.default": _("a string or a number"),
+    }
+
+
+def _parameters(raw: list[dict[str, Any]]) -> tuple[Parameter, ...]:
+    """The declared parameters (their structure already checked by the schema)."""
     found: list[Parameter] = []
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise ValueError(_("parameter {index} must be an object").format(index=index + 1))
-        name = item.get("name")
-        if not isinstance(name, str) or not PARAMETER.match(name):
-            raise ValueError(
-                _("parameter {index}: name {name!r} must be an identifier (letters, digits, _)").format(
-                    index=index + 1, name=name
-                )
-            )
+    for item in raw:
+        name = item["name"]
         if any(p.name == name for p in found):
             raise ValueError(_('parameter "{name}" is declared twice').format(name=name))
         kind = item.get("type", "string")
-        if kind not in ("number", "string"):
-            raise ValueError(
-                _('parameter "{name}": type must be "number" or "string", not {kind!r}').format(name=name, kind=kind)
-            )
         default = item.get("default")
-        if default is not None and not isinstance(default, str | int | float):
-            raise ValueError(_('parameter "{name}": default must be a string or a number').format(name=name))
         description = item.get("description", "")
         found.append(Parameter(name, kind, None if default is None else _text(default), str(description)))
     return tuple(found)

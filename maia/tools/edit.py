@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
@@ -18,6 +18,8 @@ from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
 
 class EditTool(BuiltinTool):
     """Replace a unique piece of text in a file."""
+
+    traits = ToolTraits(writes_file="path", shows_file=True, main_input="path")
 
     name = "Edit"
     description = (

@@ -6,8 +6,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from maia.contracts import ToolContext
-from maia.globs import has_magic
+from maia.contracts import ToolContext, ToolTraits
+from maia.globs import GlobError, check_glob, has_magic
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
@@ -42,6 +42,8 @@ def glob_start(pattern: str, path: str | None) -> tuple[str, str]:
 class GlobTool(BuiltinTool):
     """Find files by name pattern."""
 
+    traits = ToolTraits(read_only=True, main_input="path")
+
     name = "Glob"
     description = (
         "Find files by path pattern: * matches within a folder name, ** any number of folders, {a,b} "
@@ -70,6 +72,10 @@ class GlobTool(BuiltinTool):
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """List the matching files."""
         pattern = require_str(tool_input, "pattern", _("a glob such as **/*.py"))
+        try:
+            check_glob(pattern)
+        except GlobError as error:
+            raise ToolError(str(error)) from None
         raw_path = str(tool_input.get("path") or "")
         if raw_path and not resolve_user_path(raw_path, ctx.cwd).is_dir():
             raise ToolError(_("Folder not found: {path}").format(path=tool_input.get("path")))

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
@@ -21,6 +21,8 @@ MODES = ("files_with_matches", "content", "count")
 
 class GrepTool(BuiltinTool):
     """Search file contents."""
+
+    traits = ToolTraits(read_only=True, main_input="path")
 
     name = "Grep"
     description = (

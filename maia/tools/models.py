@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.errors import ProviderError
 from maia.i18n import _
 from maia.provider.models import ModelInfo
@@ -14,6 +14,8 @@ from maia.tools.base import BuiltinTool, ToolError
 
 class CurrentModelTool(BuiltinTool):
     """The model of this session."""
+
+    traits = ToolTraits(read_only=True)
 
     name = "CurrentModel"
     description = "Tell which LLM model this session is using right now."
@@ -28,6 +30,8 @@ class CurrentModelTool(BuiltinTool):
 
 class ListModelsTool(BuiltinTool):
     """The models LiteLLM offers."""
+
+    traits = ToolTraits(read_only=True)
 
     name = "ListModels"
     description = "List the LLM models available from the LiteLLM server; the one this session uses is marked."

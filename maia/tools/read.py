@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
@@ -24,6 +24,8 @@ COUNT_REST_BYTES = 8 * 1024 * 1024  # past the lines shown, a rest this small is
 
 class ReadTool(BuiltinTool):
     """Read a text file."""
+
+    traits = ToolTraits(read_only=True, shows_file=True, main_input="path")
 
     name = "Read"
     description = (

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.tools.base import BuiltinTool, ToolError
 
@@ -15,6 +15,8 @@ MARKS = {"pending": "☐", "in_progress": "▶", "completed": "☑"}
 
 class TodoWriteTool(BuiltinTool):
     """Keep a task list."""
+
+    traits = ToolTraits(read_only=True)
 
     name = "TodoWrite"
     description = (

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.permissions.subject import Subject, UrlSubject
 from maia.tools.base import BuiltinTool, ToolError, optional_int, require_str
@@ -51,6 +51,8 @@ def page_title(text: str) -> str:
 
 class WebFetchTool(BuiltinTool):
     """Fetch one web page."""
+
+    traits = ToolTraits(read_only=True, main_input="url")
 
     name = "WebFetch"
     description = (

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext
+from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _, ngettext
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
@@ -40,6 +40,8 @@ def content_of(tool_input: Mapping[str, Any]) -> str:
 
 class WriteTool(BuiltinTool):
     """Create or overwrite a file."""
+
+    traits = ToolTraits(writes_file="path", shows_file=True, main_input="path")
 
     name = "Write"
     description = (

@@ -8,7 +8,7 @@ import json
 from importlib import resources
 
 from maia.i18n import _
-from maia.ui.metrics import length, wrap
+from maia.ui.metrics import wrap
 from maia.ui.style import palette
 
 FULL_WIDTH = 58
@@ -131,8 +131,3 @@ def banner_lines(width: int, height: int = FULL_HEIGHT) -> list[str]:
     centred = "Maia".center(inner)
     frame = [f"╔{'═' * inner}╗", f"║{centred}║", f"╚{'═' * inner}╝"]
     return [*frame, *[pink_colour + line + p.reset for line in wrap(pink, width - 1)]]
-
-
-def banner_width(lines: list[str]) -> int:
-    """The widest line, in columns."""
-    return max((length(line) for line in lines), default=0)

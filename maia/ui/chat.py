@@ -147,6 +147,7 @@ class ChatApp:
                 model=model,
                 origin="chat",
                 reserved_commands=self.reserved_commands(),
+                mcp_in_background=True,
             ),
             self.ui,
             counter=TokenCounter(ready=tokens.ready),
@@ -156,6 +157,7 @@ class ChatApp:
         self.ui.session_name = lambda: self.app.sessions.name if self._app is not None else None
         self.ui.on_cycle_mode = self.cycle_mode
         self.ui.store.completer = ChatCompleter(self)
+        self._app.on_source_report = self.announce_source
         self.announce(self._app.report, startup=True)
         self.ui.info(self.summary())
         self.watch_mcp()
@@ -402,7 +404,7 @@ class ChatApp:
             if not await self.start():
                 return self.exit_code
             if self.options.prompt and self.options.prompt.strip():
-                await self.handle(self.options.prompt)
+                await self.guarded(self.options.prompt)
             while not self.exiting and not self.ui.closed:
                 await self.recount()
                 event = await self.cancellable(self.ui.read_input())
@@ -410,7 +412,7 @@ class ChatApp:
                     break
                 text = event.text
                 if text.strip():
-                    await self.handle(text)
+                    await self.guarded(text)
             return self.exit_code
         finally:
             remove_handlers()
@@ -508,6 +510,24 @@ class ChatApp:
         """The loaded skill called ``name`` (case-insensitive): skills also run as ``/name``."""
         lowered = name.lower()
         return next((n for n in self.app.skills if n.lower() == lowered), None)
+
+    async def guarded(self, text: str) -> None:
+        """Handle one input; whatever goes wrong is said in one line and the chat goes on (the session kept).
+
+        An unexpected error (a bug) has its traceback logged in MAIA's home rather than ending the chat.
+        """
+        try:
+            await self.handle(text)
+        except MaiaError as error:
+            self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
+        except Exception as error:  # the front end's guard: a bug in one request must not end the chat
+            from maia.errors import unexpected_message
+
+            self.ui.fail(unexpected_message(error, self.options.home))
+            if self.ui.store.live_text:
+                self.ui.on_text_end()
+            self.ui.set_busy(False)
+            await self.save_off_loop()
 
     async def handle(self, text: str) -> None:
         """``!``, ``§``, ``/``, then a prompt with ``@`` references (§5.5)."""

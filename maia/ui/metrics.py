@@ -79,11 +79,6 @@ def _grapheme_width(cluster: str) -> int:
     return terminal().length(cluster)
 
 
-def graphemes(text: str) -> list[str]:
-    """The grapheme clusters of ``text`` (what a person sees as one character)."""
-    return list(iter_graphemes(text))
-
-
 def grapheme_width(cluster: str) -> int:
     """Columns of one grapheme cluster."""
     return _grapheme_width(cluster)

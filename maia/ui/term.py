@@ -903,7 +903,9 @@ class TerminalUI:
         self.print_lines(render.tool_call_lines(inert_line(name), summary, self._width - 1, link))
 
     def _file_link(self, name: str, summary: str) -> str | None:
-        if not self.caps.hyperlinks or name not in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit"):
+        from maia.tools.registry import traits_of
+
+        if not self.caps.hyperlinks or not traits_of(name).shows_file:
             return None
         if not summary or "\n" in summary or len(summary) > 1000:
             return None

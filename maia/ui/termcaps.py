@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Literal
 
@@ -168,8 +167,3 @@ def notification(notifier: Notifier, title: str, body: str) -> str:
     if notifier == "osc777":
         return f"\x1b]777;notify;{title};{body}\x1b\\"
     return "\x07"
-
-
-def stdout_stream() -> IO[str]:
-    """The stream blessed must write to for its keyboard to be the terminal's (``sys.__stdout__``)."""
-    return sys.__stdout__ or sys.stdout

@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Permission, PermissionCheck, SourceReport, Tool, ToolContext, ToolSpec
+from maia.contracts import Permission, PermissionCheck, SourceReport, Tool, ToolContext, ToolSpec, ToolTraits
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
+from maia.permissions.subject import Subject, default_subject
 from maia.tools.base import ToolError, require_str
 from maia.workflows.orchestrator import PermissionMode
 from maia.workflows.registry import Request, RequestKind, Workflow, WorkflowFileError
@@ -172,7 +173,7 @@ def workflow_permissions(check: PermissionCheck, mode: PermissionMode) -> Permis
         decision = check(name, tool_input)
         if decision.verdict != Verdict.ASK or mode == "wait":
             return decision
-        if mode == "allow" and not getattr(decision, "doubt", False):
+        if mode == "allow" and not decision.doubt:
             return Decision(Verdict.ALLOW, "permissionMode: allow", _("allowed by the permission mode allow"))
         if mode == "allow":  # an ask out of doubt (a command the engine cannot read, a deny it might dodge)
             return Decision(
@@ -193,6 +194,9 @@ def workflow_permissions(check: PermissionCheck, mode: PermissionMode) -> Permis
 
 class RequestIntervention:
     """``RequestIntervention {question}``: the parent asks the person who runs the workflow and waits."""
+
+    # a question to a person (workflows have no plan mode)
+    traits: ToolTraits = ToolTraits()
 
     def __init__(self, ask: Callable[[str], Awaitable[str]]) -> None:
         self._ask = ask
@@ -219,6 +223,10 @@ class RequestIntervention:
     def permission(self) -> Permission:
         """Never asks (and the workflow's permission check always allows it)."""
         return "auto"
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        """Rules named after the tool, matching its values (the workflow allows it anyway)."""
+        return default_subject(INTERVENTION_TOOL, tool_input)
 
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         """The question, on one line."""

@@ -104,6 +104,26 @@ class AgentBook:
         self._settle(record)
         self.save()
 
+    def carry_over(self, previous: list[dict[str, Any]]) -> None:
+        """A resumed workflow: the agents' records of the last run, those that were active in error."""
+        for saved in previous:
+            name = saved.get("name")
+            if not isinstance(name, str):
+                continue
+            record = self._get(name)
+            runs = saved.get("runs")
+            record.runs = runs if isinstance(runs, int) and not isinstance(runs, bool) and runs > 0 else 0
+            record.started = saved.get("started") if isinstance(saved.get("started"), str) else None
+            record.ended = saved.get("ended") if isinstance(saved.get("ended"), str) else None
+            state = saved.get("state")
+            if state in ("running", "waiting"):
+                record.state, record.ended = "error", record.ended or now_iso()
+                record.error = _("the workflow ended while it was running")
+            elif state in ("pending", "done", "error"):
+                record.state = state
+                record.error = saved.get("error") if isinstance(saved.get("error"), str) else None
+        self.save()
+
     def close(self) -> None:
         """The workflow ended: an agent still active ends in error."""
         changed = False

@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING
 
 from maia.app.application import Application, AppOptions
 from maia.app.loadout import Loadout
-from maia.contracts import Tool
-from maia.i18n import _
-from maia.skills import Skill
 from maia.subagents.tool import AGENT_TOOL
 from maia.workflows.asking import INTERVENTION_TOOL, WorkflowToolSource, workflow_permissions
 from maia.workflows.orchestrator import Orchestrator, PermissionMode, build_orchestrator_prompt, load_workflow_agents
@@ -46,28 +43,18 @@ async def open_parent(
     ui: WorkflowUI,
 ) -> Application:
     """Open the parent's application (started: sources loaded, agent equipped); close it with ``aclose``."""
-    from maia.permissions.rules import parse_rules
+    from maia.app.equipment import Equipment
 
     definition = orchestrator.definition
-    tools_wanted = None if definition.tools is None else {name.lower() for name in definition.tools}
-    skills_wanted = None if definition.skills is None else {name.lower() for name in definition.skills}
-    own = parse_rules({k: list(v) for k, v in definition.permissions.items()}, where=str(definition.path))
-
-    def keep_tool(tool: Tool) -> bool:
-        name = tool.spec.name
-        return name in ALWAYS_KEPT or tools_wanted is None or name.lower() in tools_wanted
-
-    def keep_skill(skill: Skill) -> bool:
-        return skills_wanted is None or skill.name.lower() in skills_wanted
+    equipment = Equipment(definition, always=ALWAYS_KEPT)
 
     def prompt(loadout: Loadout, _start_context: str | None) -> str:
-        skills = [(s.name, s.description) for s in loadout.skills.values()] if "Skill" in loadout.tools else []
         return build_orchestrator_prompt(
             definition,
             orchestrator.layout.cwd,
             max_steps=definition.max_iterations,
             context=loadout.context_file,
-            skills=skills,
+            skills=equipment.prompt_skills(loadout),
             sections=loadout.prompt_sections,
         )
 
@@ -81,22 +68,14 @@ async def open_parent(
         save=False,  # the workflow keeps its own traces
         max_iterations=definition.max_iterations,
         wrap_permissions=lambda check: workflow_permissions(check, mode),
-        tool_filter=keep_tool,
-        skill_filter=keep_skill,
-        extra_rules=own.ruleset,
+        tool_filter=equipment.keep_tool,
+        skill_filter=equipment.keep_skill,
+        extra_rules=equipment.rules,
         omit_context=definition.omit_md,
         system_prompt=prompt,
         extra_sources=(WorkflowToolSource(lambda question: ui.asker.intervention(orchestrator.name, question)),),
         agent_loader=lambda: load_workflow_agents(orchestrator.layout, home, definition.path.parent),
     )
     app = await Application.open(options, ui, catalog=catalog)
-    app.report.warnings.extend(own.warnings)
-    offered = {t.spec.name.lower() for source in app.sources for t in source.tools()}
-    for name in definition.tools or ():
-        if name.lower() not in offered:
-            app.report.warnings.append(
-                _('the tool "{tool}" named in {path} does not exist here; ignored.').format(
-                    tool=name, path=definition.path
-                )
-            )
+    app.report.warnings.extend([*equipment.warnings, *equipment.missing(app)])
     return app

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from maia.errors import MaiaError, NotFoundError, UsageError
 from maia.i18n import _
-from maia.storage import write_atomic
+from maia.storage import storage_error, write_atomic
 
 State = Literal["pending", "running", "waiting", "done", "error"]
 STATES: tuple[State, ...] = ("pending", "running", "waiting", "done", "error")
@@ -39,6 +39,8 @@ FINAL_STATES = frozenset({"done", "error"})
 RequestKind = Literal["permission", "intervention"]
 RECORD_VERSION = 1
 LOCK_WAIT = 30.0
+# room kept free beside each workflow: on a full disk it is given back to save the result and the record
+RESERVE_BYTES = 256 * 1024
 WORKFLOW_ID = re.compile(r"^wf_(\d{8}_\d{6})_[0-9a-z]{4}$")
 _REQUEST = re.compile(r"^r([1-9]\d{0,8})\.json$")
 _ANY_REQUEST_FILE = re.compile(r"^r([1-9]\d{0,8})(?:\.answer)?\.json$")
@@ -269,14 +271,24 @@ class Workflow:
         return agents
 
     def write_agents(self, agents: list[dict[str, Any]]) -> None:
-        """Replace the sub-agents' states (atomic)."""
-        write_atomic(self.agents_path, _dump({"agents": agents}))
+        """Replace the sub-agents' states (atomic; a disk too full for it keeps the last saved states, and
+        the next change writes them all)."""
+        try:
+            write_atomic(self.agents_path, _dump({"agents": agents}))
+        except OSError as error:
+            if not storage_error(error):
+                raise
 
     def append_event(self, event: str, **fields: Any) -> None:
-        """One line of ``events.jsonl``."""
-        line = json.dumps({"time": now_iso(), "event": event, **fields}, ensure_ascii=False)
-        with open(self.events_path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        """One line of ``events.jsonl`` (best effort: a disk too full for it never stops the workflow;
+        a cut line is skipped by the readers)."""
+        line = json.dumps({"time": now_iso(), "event": event, **fields}, ensure_ascii=False) + "\n"
+        with contextlib.suppress(OSError):
+            fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                os.write(fd, line.encode("utf-8"))  # one write: lines of concurrent writers never mix
+            finally:
+                os.close(fd)
 
     def events(self) -> tuple[list[dict[str, Any]], list[str]]:
         """The events and a warning per line that is not one."""
@@ -304,12 +316,12 @@ class Workflow:
     def write_trace(self, base: str, data: dict[str, Any]) -> Path:
         """``traces/<base>.json``, or ``<base>-2.json``… when taken: one file per run, never replaced."""
         self.traces_dir.mkdir(parents=True, exist_ok=True)
+        text = _dump(data)
         number = 1
         while True:
             path = self.traces_dir / (f"{base}.json" if number == 1 else f"{base}-{number}.json")
             try:
-                with open(path, "x", encoding="utf-8") as handle:
-                    handle.write(_dump(data))
+                self._link_complete(path, text)  # whole or absent, never empty or cut (a full disk)
                 return path
             except FileExistsError:
                 number += 1
@@ -449,21 +461,54 @@ class Workflow:
             self._create_once(self.answer_path(request_id), _dump(payload))
 
     def _create_once(self, path: Path, text: str) -> None:
-        """Create ``path`` with its whole content at once, never over an existing file (a hard link of a
-        complete temporary file: the worker never sees half an answer)."""
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        """Create ``path`` with its whole content at once, never over an existing file (the worker never
+        sees half an answer)."""
+        try:
+            self._link_complete(path, text)
+        except FileExistsError:
+            raise UsageError(_("The request was already answered ({path}).").format(path=path)) from None
+
+    @staticmethod
+    def _link_complete(path: Path, text: str) -> None:
+        """Create ``path`` as a hard link of a complete temporary file; FileExistsError when it exists."""
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
         try:
             with open(temp, "w", encoding="utf-8") as handle:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                raise UsageError(_("The request was already answered ({path}).").format(path=path)) from None
+            os.link(temp, path)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+
+    # --- the reserve --------------------------------------------------------------------------
+
+    @property
+    def reserve_path(self) -> Path:
+        """``.reserve``: room set aside for the end of the run on a full disk."""
+        return self.folder / ".reserve"
+
+    def keep_reserve(self) -> None:
+        """Set ``RESERVE_BYTES`` aside (best effort: a disk already full gets none)."""
+        try:
+            if self.reserve_path.exists():
+                return
+            with open(self.reserve_path, "wb") as handle:
+                handle.write(b"\0" * RESERVE_BYTES)  # real blocks (not a sparse file): they can be given back
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError:
+            with contextlib.suppress(OSError):
+                self.reserve_path.unlink()
+
+    def free_reserve(self) -> bool:
+        """Give the reserve back to the disk; False when there was none."""
+        try:
+            self.reserve_path.unlink()
+        except OSError:
+            return False
+        return True
 
 
 # --- the registry ----------------------------------------------------------------------------
@@ -499,6 +544,7 @@ class WorkflowRegistry:
             (folder / "traces").mkdir()
             workflow = Workflow(folder)
             workflow.write({"version": RECORD_VERSION, "id": workflow.id, "createdNs": time.time_ns(), **record})
+            workflow.keep_reserve()
         except OSError as error:
             raise MaiaError(
                 _("{path}: cannot create a workflow there: {error}").format(

@@ -7,6 +7,7 @@ process is gone is ``error``; one with a pending request, a rate-limit wait or a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +18,7 @@ from maia.workflows.duration import format_duration
 from maia.workflows.registry import FINAL_STATES, Request, State, Workflow, WorkflowFileError, process_alive
 from maia.workflows.text import inert, one_line
 
+FULL_DISK_BYTES = 64 * 1024  # less room than this: a record could not be written
 Style = Callable[[str, str], str]  # (state or role, text) → text with colours, or as is
 
 
@@ -38,6 +40,13 @@ class Snapshot:
     lost: bool = False  # the process died without writing its end
 
     @property
+    def resumable(self) -> bool:
+        """An error with a saved conversation, nothing running it: ``maia resume`` carries it on."""
+        from maia.workflows.resume import parent_path, running_elsewhere
+
+        return self.state == "error" and parent_path(self.workflow).is_file() and not running_elsewhere(self.workflow)
+
+    @property
     def final(self) -> bool:
         """``done`` or ``error``: nothing will change any more."""
         return self.state in FINAL_STATES
@@ -48,8 +57,21 @@ class Snapshot:
         return [] if self.final else [r for r in self.requests if r.state == "pending"]
 
     @property
+    def disk_full(self) -> bool:
+        """The workflow's disk has (almost) no room left: a lost process there could not write its end."""
+        try:
+            stat = os.statvfs(self.workflow.folder)
+        except (OSError, AttributeError):
+            return False
+        return stat.f_bavail * stat.f_frsize < FULL_DISK_BYTES
+
+    @property
     def error(self) -> str | None:
         """Why it failed."""
+        if self.lost and self.disk_full:
+            return _(
+                "The workflow's process ({pid}) ended while the disk was full: it could not save how it ended."
+            ).format(pid=self.record.get("pid"))
         if self.lost:
             return _("The workflow's process ({pid}) is gone: it was killed or the machine restarted.").format(
                 pid=self.record.get("pid")
@@ -83,7 +105,7 @@ class Snapshot:
         if self.state == "error":
             code = self.record.get("exitCode")
             if self.lost:
-                return _("error (process lost)")
+                return _("error (disk full)") if self.disk_full else _("error (process lost)")
             if code == 130:
                 return _("error (stopped)")
             return _("error")
@@ -115,6 +137,8 @@ class Snapshot:
             "pid": record.get("pid"),
             "exitCode": record.get("exitCode"),
             "error": self.error,
+            "resumable": self.resumable,
+            "resumes": _count(record.get("resumes")),
             "waiting": self.waiting,
             "agents": [
                 {
@@ -188,12 +212,13 @@ def _started(snap: Snapshot) -> str:
 
 def list_line(snap: Snapshot, style: Style = plain) -> str:
     """One line of ``maia workflows``: id, state, agent, start."""
-    return "{id}  {state}  {agent}  {started}".format(
+    line = "{id}  {state}  {agent}  {started}".format(
         id=snap.workflow.id,
         state=style(snap.state, f"{snap.label():<26}"),
         agent=inert(str(snap.record.get("agent") or "?")),
         started=_started(snap),
     )
+    return line + "  " + _("(resumable: maia resume {id})").format(id=snap.workflow.id) if snap.resumable else line
 
 
 def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
@@ -243,6 +268,8 @@ def detail_lines(snap: Snapshot, style: Style = plain) -> list[str]:
                 lines.append("      " + _('maia reply {id} "your answer"').format(id=wid))
     if snap.error:
         lines.append(style("error", _("Error: {message}").format(message=inert(snap.error))))
+    if snap.resumable:
+        lines.append(_("Resume it: maia resume {id}").format(id=wid))
     if snap.state == "done":
         lines.append(_("Result: maia result {id}").format(id=wid))
     return lines

@@ -15,12 +15,14 @@ import contextlib
 import os
 import signal
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maia.errors import ExitStatus, MaiaError, NotFoundError, UsageError
 from maia.i18n import _
+from maia.storage import describe_storage_error, disk_full, storage_error
 from maia.workflows.asking import Asker, Log
 from maia.workflows.book import AgentBook
 from maia.workflows.duration import format_duration
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
     from maia.config import Settings
 
 
+LOCK_ATTEMPTS = 20  # tries to take a workflow's run lock, 0.1 s apart
+
+
 @dataclass(slots=True)
 class RunOptions:
     """What ``maia run`` was asked (the command line wins over the AGENT.md)."""
@@ -53,6 +58,7 @@ class RunOptions:
     timeout: float | None = None
     permission_mode: PermissionMode | None = None
     detached: bool = False
+    resume: bool = False  # carry on from the saved conversation (maia resume)
 
     def to_json(self) -> dict[str, Any]:
         """Kept in the record: a detached worker reads them back."""
@@ -97,6 +103,7 @@ def new_record(options: RunOptions) -> dict[str, Any]:
         "error": None,
         "waiting": None,
         "options": options.to_json(),
+        "launch": str(options.launch),
     }
 
 
@@ -115,6 +122,7 @@ def options_from_record(record: dict[str, Any], home: Path, launch: Path) -> Run
         timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
         permission_mode=mode if mode in ("wait", "deny", "allow") else None,
         detached=True,
+        resume=record.get("resuming") is True,
     )
 
 
@@ -192,17 +200,44 @@ class Worker:
         self.reason: str | None = None  # why the turn was cancelled: stopped, timeout, interrupted
         self.timeout: float | None = None
         self.began = 0.0  # the event loop's clock when the run began: the time limit counts from there
+        self.app: Application | None = None
+        self._saved_marker: tuple[int, int] | None = None  # the parent's conversation as last saved
 
     # --- the record -------------------------------------------------------------------------
+
+    def _save(self, write: Callable[[], None]) -> OSError | None:
+        """Write; on a full disk give the workflow's reserve back and try once more. The storage error
+        (full, read-only, not writable) when it still fails; any other error is raised."""
+        try:
+            write()
+            return None
+        except OSError as error:
+            if not storage_error(error):
+                raise
+            if not (disk_full(error) and self.workflow.free_reserve()):
+                return error
+        try:
+            write()
+            return None
+        except OSError as again:
+            if not storage_error(again):
+                raise
+            return again
 
     def _end(self, state: str, code: int, error: str | None = None, result: str | None = None) -> Outcome:
         if self.book is not None:
             with contextlib.suppress(OSError, MaiaError):
                 self.book.close()
         try:
-            end_record(self.workflow, state, code, error)
-        except (OSError, MaiaError) as failure:
-            self.log("error", _("The workflow's record could not be written: {error}").format(error=failure))
+            failure = self._save(lambda: end_record(self.workflow, state, code, error))
+        except (OSError, MaiaError) as broken:
+            failure = None
+            self.log("error", _("The workflow's record could not be written: {error}").format(error=broken))
+        if failure is not None:
+            self.log(
+                "error",
+                _("The workflow's record could not be written: {error}").format(error=describe_storage_error(failure)),
+            )
         if state == "done":
             self.log("done", _("Workflow {id} done.").format(id=self.workflow.id))
         else:
@@ -220,6 +255,7 @@ class Worker:
                 permissionMode=mode,
                 timeout=self.timeout,
                 task=task,
+                resuming=False,
             )
 
         self.workflow.update(change)
@@ -244,6 +280,11 @@ class Worker:
             return self._end("error", int(ExitStatus.INTERRUPTED), _("Interrupted by a signal."))
         except MaiaError as error:
             return self._end("error", int(error.exit_status), described(error))
+        except OSError as error:
+            if not storage_error(error):
+                self.log("error", traceback.format_exc().rstrip())
+                return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
+            return self._end("error", int(ExitStatus.ERROR), describe_storage_error(error))
         except Exception as error:  # a bug: the registry says so, run.log has the traceback
             self.log("error", traceback.format_exc().rstrip())
             return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
@@ -282,6 +323,8 @@ class Worker:
         task = (self.options.task or "").strip() or DEFAULT_AGENT_TASK
         self._start_record(orchestrator, model, mode, task)
         self.book = AgentBook(orchestrator.mentioned, self.workflow.write_agents)
+        if self.options.resume:
+            self.book.carry_over(self._previous_agents())
         self.book.save()
         self.log(
             "info",
@@ -297,9 +340,11 @@ class Worker:
         asker = Asker(self.workflow, mode, self.log, self.book.wait)
         ui = WorkflowUI(self.workflow, self.book, asker, self.log, orchestrator.name)
         app = await self._open(orchestrator, settings, model, mode, catalog, ui)
+        self.app = app
         try:
-            return await self._converse(app, ui, task)
+            return await self._converse(app, ui, self._restore(app, task))
         finally:
+            self._checkpoint()
             self._save_parent_trace(app, orchestrator, model)
             await app.aclose()
 
@@ -321,6 +366,49 @@ class Worker:
             await app.context_size()
         return app
 
+    def _previous_agents(self) -> list[dict[str, Any]]:
+        with contextlib.suppress(WorkflowFileError, OSError):
+            return self.workflow.read_agents()
+        return []
+
+    def _restore(self, app: Application, task: str) -> str:
+        """On a resume, put the saved conversation back: the request to send is then the resume note."""
+        from maia.workflows.resume import RESUME_REQUEST, continue_from, load_parent
+
+        if not self.options.resume:
+            return task
+        messages = continue_from(load_parent(self.workflow))
+        if not messages:
+            return task
+        app.agent.messages[:] = messages
+        app.agent.merge_next = messages[-1].role == "user"  # the note joins the last user message
+        self._saved_marker = (len(messages), id(messages[-1]))
+        cause = str(self.workflow.record.get("interruption") or "")
+        self.log(
+            "info",
+            _("Resuming the workflow from its saved conversation ({count} messages).").format(count=len(messages)),
+        )
+        return RESUME_REQUEST.format(cause=cause.splitlines()[0] if cause else "its process ended")
+
+    def _checkpoint(self) -> None:
+        """Save the parent's conversation when it changed (what ``maia resume`` carries on from)."""
+        from maia.workflows.resume import save_parent
+
+        app = self.app
+        if app is None or app._conversation is None:
+            return
+        messages = app.agent.messages
+        marker = (len(messages), id(messages[-1])) if messages else None
+        if marker is None or marker == self._saved_marker:
+            return
+        try:
+            save_parent(self.workflow, list(messages))
+        except OSError as error:
+            if not storage_error(error):
+                raise
+            return  # a full disk: tried again at the next change
+        self._saved_marker = marker
+
     async def _converse(self, app: Application, ui: WorkflowUI, task: str) -> Outcome:
         turn = asyncio.create_task(self._turn(app, ui, task))
         try:
@@ -335,10 +423,24 @@ class Worker:
             return self._cancelled()
         except MaiaError as error:
             return self._end("error", int(error.exit_status), described(error))
+        except OSError as error:
+            if not storage_error(error):
+                self.log("error", traceback.format_exc().rstrip())
+                return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
+            return self._end("error", int(ExitStatus.ERROR), describe_storage_error(error))
         except Exception as error:  # a bug: the registry says so, run.log has the traceback
             self.log("error", traceback.format_exc().rstrip())
             return self._end("error", int(ExitStatus.ERROR), _("Internal error: {error}").format(error=error))
-        self.workflow.write_result(text)
+        failure = self._save(lambda: self.workflow.write_result(text))
+        if failure is not None:  # the answer is not lost: maia run prints it (run.log for a detached one)
+            return self._end(
+                "error",
+                int(ExitStatus.ERROR),
+                _("The final answer could not be saved ({error}); it was printed on the standard output.").format(
+                    error=describe_storage_error(failure)
+                ),
+                result=text,
+            )
         return self._end("done", int(ExitStatus.OK), result=text)
 
     def _cancelled(self) -> Outcome:
@@ -370,6 +472,7 @@ class Worker:
                     return "timeout"
                 wait = min(poll, left)
             await asyncio.wait({turn}, timeout=wait)
+            self._checkpoint()
         return None
 
     async def _turn(self, app: Application, ui: WorkflowUI, task: str) -> str:
@@ -435,13 +538,34 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
     from maia.signals import TERMINATING, forget_signal, on_signal
+    from maia.workflows.resume import try_run_lock
 
     writer = WorkflowLog(workflow.log_path, log)
     task = asyncio.current_task()
     wanted = [s for s in TERMINATING if not (options.detached and s == getattr(signal, "SIGHUP", None))]
     installed = [s for s in wanted if task is not None and on_signal(s, task.cancel)]
     try:
-        return await Worker(workflow, options, writer).run()
+        lock = None
+        for _attempt in range(LOCK_ATTEMPTS):  # a reader probing the lock holds it for an instant only
+            lock = try_run_lock(workflow)
+            if lock is not None:
+                break
+            await asyncio.sleep(0.1)
+        try:
+            # under the lock, the record must still wait for a worker: one that ran (and ended) while this
+            # process was starting is never run a second time
+            if lock is None or workflow.read().get("state") != "pending":
+                message = (
+                    _("The workflow {id} is already running in another process.")
+                    if lock is None
+                    else _("The workflow {id} has already started.")
+                ).format(id=workflow.id)
+                writer("error", message)
+                return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=message)
+            return await Worker(workflow, options, writer).run()
+        finally:
+            if lock is not None:
+                os.close(lock)  # the lock goes with the descriptor
     except (OSError, WorkflowFileError) as error:  # the registry itself failed: say it where we can
         writer("error", str(error))
         return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=str(error))

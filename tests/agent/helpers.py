@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolsProgress
+from maia.contracts import Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolsProgress, ToolTraits
+from maia.permissions.subject import Subject, default_subject
 
 
 class RecordingUI:
@@ -89,6 +90,13 @@ class FuncTool:
     @property
     def permission(self) -> Permission:
         return self._permission
+
+    @property
+    def traits(self) -> ToolTraits:
+        return ToolTraits()
+
+    def subject(self, tool_input: Mapping[str, Any]) -> Subject:
+        return default_subject(self._spec.name, tool_input)
 
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         return ", ".join(f"{k}={v}" for k, v in tool_input.items())

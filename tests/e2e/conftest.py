@@ -10,6 +10,16 @@ import pytest
 
 from tests.e2e.terminal import Terminal, chat_env
 
+E2E_TIMEOUT = 120  # seconds a terminal test may take at most (they take 3 to 15 s on a loaded 2-core machine)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test of this folder fails with its traceback after ``E2E_TIMEOUT`` s (pytest-timeout), never hangs."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
+
 
 @pytest.fixture
 def start(home: Path, project: Path) -> Iterator[Callable[..., Terminal]]:

@@ -6,6 +6,14 @@ answers nothing at all (``answers=False``: a plain PTY, like a script or a CI ru
 pyte does not know a few sequences a modern terminal understands; :class:`QueryFilter` takes
 them out of the byte stream before pyte sees them, answers the queries among them and records the
 operating-system commands (title, clipboard, notifications, hyperlinks) for the tests to inspect.
+
+Reading the screen at the right moment: the terminal reports synchronized output (mode 2026), so,
+like a terminal that does, the screen only ever shows whole frames (a read never falls between the
+chat erasing a row and drawing it again). A test that asserts more than what it waited for waits
+for all of it (:meth:`Terminal.wait_until`), and :meth:`Terminal.wait_settled` /
+:meth:`Terminal.settle` wait until what the screen shows stops changing (the spinners aside): the
+chat renders Markdown on a worker thread and shows what follows a block still being rendered in its
+live area, so the same text can be in a transient place for a moment.
 """
 
 from __future__ import annotations
@@ -100,6 +108,8 @@ class QueryFilter:
         self.osc: list[str] = []
         self.titles: list[str] = []
         self._tail = b""
+        self._frame = bytearray()  # a synchronized update not finished yet: shown once it is
+        self._syncing = False
 
     def _reply(self, data: bytes) -> None:
         if self.answer is not None:
@@ -116,11 +126,13 @@ class QueryFilter:
         out = bytearray()
         pos = 0
         while True:
+            # inside a synchronized update, what is drawn waits for its end (a terminal shows whole frames)
+            shown = self._frame if self._syncing else out
             esc = data.find(b"\x1b", pos)
             if esc < 0:
-                out += data[pos:]
+                shown += data[pos:]
                 break
-            out += data[pos:esc]
+            shown += data[pos:esc]
             string = _STRING.match(data, esc)
             if string is not None:
                 kind, body = string.group(1), string.group(2)
@@ -129,16 +141,36 @@ class QueryFilter:
                     self.osc.append(text)
                     if text[:2] in ("0;", "2;"):
                         self.titles.append(text[2:])
-                        out += string.group()  # pyte keeps the title too
+                        shown += string.group()  # pyte keeps the title too
                 pos = string.end()
                 continue
             csi = _CSI.match(data, esc)
+            if csi is not None and self._synchronize(csi.group(1), csi.group(3)):
+                if not self._syncing:  # the frame is complete: shown whole
+                    out += self._frame
+                    self._frame.clear()
+                pos = csi.end()
+                continue
             if csi is not None and self._csi(csi.group(1), csi.group(2), csi.group(3)):
                 pos = csi.end()
                 continue
-            out += data[esc : esc + 1]
+            shown += data[esc : esc + 1]
             pos = esc + 1
         return bytes(out)
+
+    def _synchronize(self, params: bytes, final: bytes) -> bool:
+        """``CSI ? 2026 h`` / ``l``, begin and end of a synchronized update, where the terminal reports the mode."""
+        if params != b"?2026" or final not in b"hl" or self.modes.get(2026, 0) == 0:
+            return False
+        self._syncing = final == b"h"
+        self.modes[2026] = 1 if self._syncing else 2
+        return True
+
+    def release(self) -> bytes:
+        """What an unfinished synchronized update drew (the program ended in the middle of it)."""
+        frame, self._syncing = bytes(self._frame), False
+        self._frame.clear()
+        return frame
 
     def _csi(self, params: bytes, inter: bytes, final: bytes) -> bool:
         """Handle one CSI sequence; True when it must not reach pyte."""
@@ -166,6 +198,15 @@ class QueryFilter:
                 self._reply(b"\x1b[?997;%dn" % (1 if self.scheme == "dark" else 2))
             return True
         return final == b"t"  # title stack and window operations
+
+
+def _spinner_table() -> dict[int, str]:
+    from maia.ui.render import ARROW3, DOTS10
+
+    return {ord(char): "·" for frame in (*ARROW3, *DOTS10) for char in frame}
+
+
+_SPINNERS = _spinner_table()
 
 
 class Terminal:
@@ -215,6 +256,7 @@ class Terminal:
             except pexpect.TIMEOUT:
                 data = b""
             except pexpect.EOF:
+                self.stream.feed(self.filter.release())
                 return False
             if data:
                 self.raw += data
@@ -255,14 +297,37 @@ class Terminal:
             if time.monotonic() > end:
                 raise AssertionError(f"{message or 'condition never held'}; screen:\n{self.text()}")
 
-    def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
-        """Pump until nothing has been printed for ``quiet`` seconds (the screen is stable)."""
+    def wait_settled(self, condition: Callable[[], bool], message: str = "", timeout: float = 20.0) -> str:
+        """Pump until ``condition()`` holds on a screen that has settled (see :meth:`settle`); the screen then."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            before = len(self.raw)
-            self.pump(quiet)
-            if len(self.raw) == before:
+        while True:
+            self.wait_until(condition, message, max(0.1, end - time.monotonic()))
+            self.settle(timeout=max(0.1, end - time.monotonic()))
+            if condition():
+                return self.everything()
+            if time.monotonic() > end:
+                raise AssertionError(f"{message or 'condition never held'} once settled; screen:\n{self.text()}")
+
+    def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
+        """Pump until what the screen and scrollback show has not changed for ``quiet`` seconds, the spinners
+        aside (the input box's arrow turns twice a second while the chat waits: the bytes never stop)."""
+        end = time.monotonic() + timeout
+        seen = self._still()
+        since = time.monotonic()
+        while True:
+            self.pump(0.05)
+            now = time.monotonic()
+            shown = self._still()
+            if shown != seen:
+                seen, since = shown, now
+            elif now - since >= quiet:
                 return
+            if now > end:
+                raise AssertionError(f"the screen never settled for {quiet} s; screen:\n{self.text()}")
+
+    def _still(self) -> str:
+        """The screen and scrollback with the spinners' frames made one."""
+        return self.everything().translate(_SPINNERS)
 
     def send(self, data: str) -> None:
         """Type."""

@@ -126,7 +126,7 @@ def test_long_output_stays_in_the_scrollback(server: HTTPServer, start: Callable
     term.wait_for("Your request")
     term.send("print 200 lines\r")
     term.wait_for("line number 200")
-    term.pump(0.5)
+    term.settle()
     history = term.history()
     assert any(line.strip() == "line number 1" for line in history)  # the earliest lines are in the scrollback
     assert any("One agent, many models" in line for line in history)

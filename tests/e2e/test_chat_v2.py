@@ -159,8 +159,9 @@ def test_permissions_lists_this_sessions_rule_and_remove_makes_the_call_ask_agai
     term.send("s")
     term.wait_for("Ran once.")
     term.send("/permissions\r")
-    screen = term.wait_for("/permissions remove [RULE] removes")
-    assert "ALLOW  Bash(echo *)" in screen and "/permissions remove [RULE]" in screen
+    # three messages, three frames: wait for the last one too, on a settled screen
+    listed = ("ALLOW  Bash(echo *)", "/permissions remove [RULE] removes")
+    term.wait_settled(lambda: all(text in term.everything() for text in listed), "no whole /permissions")
     term.send("/permissions remove\r")
     term.wait_for("Rule to remove")
     term.send("\r")
@@ -188,9 +189,10 @@ def test_diff_is_whole_and_in_a_repository_adds_git_diff(
     term.send("rewrite f.txt\r")
     term.wait_for("Written.")
     term.send("/diff\r")
-    screen = term.wait_for("git diff HEAD of these files")
-    # the whole diff: both ends of the file, well past a preview's few lines
-    assert screen.count("+first") == 2 and screen.count("+last") == 2 and "diff --git a/f.txt b/f.txt" in screen
+    # the whole diff: both ends of the file, well past a preview's few lines, in MAIA's diff and in git's (printed
+    # after "git diff HEAD of these files", in a frame of its own: waited for, on a settled screen)
+    screen = term.wait_settled(lambda: "diff --git a/f.txt b/f.txt" in term.everything(), "no git diff")
+    assert screen.count("+first") == 2 and screen.count("+last") == 2 and "git diff HEAD of these files" in screen
 
 
 def test_a_long_diff_scrolls_inside_the_question(
@@ -468,7 +470,10 @@ def test_status_shows_model_context_session_mode_and_cost(server: HTTPServer, st
     term.send("hello\r")
     term.wait_for("Priced.")
     term.send("/status\r")
-    screen = term.wait_for("Cost so far:  $0.0042")
+    # the whole block, settled: while the answer's Markdown is still rendering, the chat previews what follows
+    # it in its live area, cut at the top (a read then saw "Cost so far" without "Model:")
+    whole = ("Model:", "Context:", "Session:", "Mode:", "Cost so far:  $0.0042", "No permission rules defined")
+    screen = term.wait_settled(lambda: all(row in term.everything() for row in whole), "no whole /status")
     rows = {line.split(":")[0].split()[-1]: line.split(":", 1)[1].strip() for line in screen.split("\n") if ":" in line}
     assert rows["Model"] == "scripted-openai" and rows["Mode"] == "ask" and rows["Session"].startswith("session_")
     assert "/ 128,000 tokens" in screen and "Maximum context: 128,000 tokens" in screen
@@ -627,10 +632,14 @@ def test_an_agent_run_with_ampersand_says_so_once_and_its_answer_joins_the_next_
     term = start()
     ready(term)
     term.send("&rev check main.py\r")
-    term.wait_for("Its answer joins your next request.")
-    screen = term.everything()
+    # the summary is Markdown, rendered on a worker thread: until it is, the chat previews the line after it
+    # ("Its answer joins…") alone in its live area; the test waits for both, on a settled screen
+    ends = ("Verdict: all fine.", "Its answer joins your next request.")
+    screen = term.wait_settled(lambda: all(text in term.everything() for text in ends), "no summary")
     assert "· 1 sub-agent ·" in screen  # the start-up line, in the singular
     assert screen.count("Verdict: all fine.") == 1 and screen.count('Sub-agent "rev" finished in') == 1, screen
+    assert screen.index('Sub-agent "rev" finished in') < screen.index("Verdict: all fine.")
+    assert screen.index("Verdict: all fine.") < screen.index("Its answer joins your next request.")
     term.send("thanks\r")
     term.wait_for("Noted.")
     sent = json.dumps(bodies(server)[-1]["messages"])

@@ -412,11 +412,18 @@ async def test_an_empty_last_answer_asks_for_the_summary(
 
 
 async def test_a_provider_failure_is_an_error_result(
-    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path, quick_retries: float
 ) -> None:
-    make_agent("rev")  # nothing scripted: the server answers 500
-    result = await launch_subagent(spec_for(definition(home, project, "rev"), "t", project, home))
+    make_agent("rev")  # nothing scripted: the server answers 500, retried as the shared policy says
+    logs: list[tuple[str, str]] = []
+    result = await launch_subagent(
+        spec_for(definition(home, project, "rev"), "t", project, home), on_log=lambda *log: logs.append(log)
+    )
     assert not result.ok and result.error is not None and "no scripted answer left for rev" in result.error
+    # the child waited as MAIA_RETRY_SCALE, inherited from this process, says: 2, 4, 8, 16 s a thousandth each
+    waits = [float(m.rsplit(" in ", 1)[1].removesuffix(" s.")) for _, m in logs if "overloaded" in m]
+    assert len(waits) == 4 and max(waits) <= 16 * 1.25 * quick_retries, logs
+    assert script.seen("rev") == 5
 
 
 async def test_two_agents_in_one_answer_run_in_parallel(
@@ -480,7 +487,7 @@ async def test_questions_of_parallel_agents_come_one_at_a_time(
 
 
 async def test_the_agent_tool_reports_a_failure_as_an_error_result(
-    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path, quick_retries: float
 ) -> None:
     make_agent("rev")
     ui = Asker()

@@ -46,20 +46,28 @@ def with_script(path: Path) -> Path:
 
 INVALID: list[tuple[str, object, str]] = [
     ("no-description", {"command": {"run": "true"}}, '"description" is required'),
-    ("bad-name", {"name": "has space", "description": "d", "command": {"run": "true"}}, '"name" must be 1 to 64'),
+    (
+        "bad-name",
+        {"name": "has space", "description": "d", "command": {"run": "true"}},
+        '"name" is invalid; fix: 1 to 64',
+    ),
     ("builtin", {"name": "Bash", "description": "d", "command": {"run": "true"}}, "name of a built-in tool"),
     ("skill-name", {"name": "Skill", "description": "d", "command": {"run": "true"}}, "name of a built-in tool"),
-    ("no-command", {"description": "d"}, '"command" must be an object'),
-    ("no-run", {"description": "d", "command": {"parameters": []}}, '"command.run" must be the command line'),
+    ("no-command", {"description": "d"}, '"command" is required; add it: an object with "run"'),
+    (
+        "no-run",
+        {"description": "d", "command": {"parameters": []}},
+        '"command.run" is required; add it: the command line',
+    ),
     (
         "bad-type",
         {"description": "d", "command": {"parameters": [{"name": "x", "type": "bool"}], "run": "t {{x}}"}},
-        'type must be "number" or "string"',
+        '"command.parameters[0].type" must be one of "string", "number", not "bool"',
     ),
     (
         "bad-param",
         {"description": "d", "command": {"parameters": [{"name": "1x"}], "run": "t"}},
-        "must be an identifier",
+        '"command.parameters[0].name" is invalid; fix: an identifier',
     ),
     (
         "dup-param",

@@ -77,6 +77,8 @@ def test_a_subagent_question_waits_for_maia_approve_with_the_agents_name(
         "pid": "<pid>",
         "exitCode": None,
         "error": None,
+        "resumable": False,
+        "resumes": 0,
         "waiting": None,
         "agents": [
             {

@@ -1,0 +1,65 @@
+"""The one reader of YAML front matter (the ``---`` header of SKILL.md and AGENT.md files).
+
+A file starts with a line ``---``, key: value lines, and a line ``---``; the rest is the body. An
+empty header (``---`` then ``---``) is an empty mapping, for every kind of file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from maia.i18n import _
+
+
+class FrontMatterError(ValueError):
+    """A header that cannot be read; the message says what is wrong and how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """A file's header (a mapping, keys as written), its body, and how many lines come before the body."""
+
+    header: dict[Any, Any]
+    body: str
+    body_line: int
+
+
+def read_front_matter(text: str, keys: str) -> FrontMatter:
+    """Split and read a file's YAML header; ``keys`` names what it holds, for the messages
+    (``"name:, description: …"``). Raises :class:`FrontMatterError`."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise FrontMatterError(
+            _("no YAML header: the file must start with a line ---, the header ({keys}), and ---").format(keys=keys)
+        )
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() == "---":
+            header = _load("".join(lines[1:index]), keys)
+            return FrontMatter(header, "".join(lines[index + 1 :]), index + 1)
+    raise FrontMatterError(_("the YAML header is never closed: add a line --- after it"))
+
+
+def _load(header: str, keys: str) -> dict[Any, Any]:
+    import yaml  # only when a file with a header is read: not on the start-up path
+
+    try:
+        data = yaml.safe_load(header) if header.strip() else {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = str(getattr(error, "problem", None) or error)
+        fix = _("check the indentation; put a value in quotes when it contains ': ' or ' #'")
+        if mark is not None:
+            raise FrontMatterError(
+                _("invalid YAML header at line {line}: {problem}; fix: {fix}").format(
+                    line=mark.line + 2, problem=problem, fix=fix
+                )
+            ) from None
+        raise FrontMatterError(
+            _("invalid YAML header: {problem}; fix: {fix}").format(problem=problem, fix=fix)
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FrontMatterError(_("the header must be key: value lines ({keys})").format(keys=keys))
+    return data
