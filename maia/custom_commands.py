@@ -6,7 +6,8 @@ project's) is ``/frontend:review``. The optional YAML header gives ``description
 widen a deny, which is checked first). The body is the prompt, with ``$ARGUMENTS`` and ``$1``…``$9``
 replaced by what the user typed after the name, ``@file`` references read as in any prompt, and
 lines that start with ``!`` run as ``!`` runs (under the sandbox; their output takes their place).
-Inside ``!`` lines the arguments are shell-quoted: what the user typed is never shell syntax there.
+Inside ``!`` lines the arguments are variables (``"${MAIA_ARG_1}"``): what the user typed is never
+shell syntax there.
 """
 
 from __future__ import annotations
@@ -188,22 +189,57 @@ def _arguments(args: str) -> list[str]:
         return args.split()  # an unbalanced quote: words as typed
 
 
-def fill(template: str, args: str, *, quote: bool) -> str:
-    """``$ARGUMENTS`` and ``$1``…``$9`` replaced (shell-quoted when ``quote``: inside a ``!`` line)."""
+def fill(template: str, args: str) -> str:
+    """``$ARGUMENTS`` and ``$1``…``$9`` replaced by what was typed (the prompt's text)."""
     words = _arguments(args)
 
     def value(match: re.Match[str]) -> str:
         key = match.group(1)
         if key == "ARGUMENTS":
-            return " ".join(shlex.quote(w) for w in words) if quote else args
+            return args
         index = int(key) - 1
-        word = words[index] if index < len(words) else ""
-        return shlex.quote(word) if quote else word
+        return words[index] if index < len(words) else ""
 
     return _PLACEHOLDER.sub(value, template)
 
 
-RunBang = Callable[[str], Awaitable[str]]
+def shell_fill(template: str, args: str) -> tuple[str, dict[str, str]]:
+    """A ``!`` line's placeholders as references to variables holding the arguments, and those variables.
+
+    What the user typed never becomes shell text: ``$1`` becomes ``"${MAIA_ARG_1}"``, expanded by the
+    shell as one word, whatever quotes the line's author put around it (inside single quotes it stays
+    literal text). An option-like argument (``--output=…``) is still an option to the program: write
+    ``--`` (or ``--end-of-options``) before placeholders in ``!`` lines.
+    """
+    words = _arguments(args)
+    env = {"MAIA_ARGUMENTS": args}
+    for index in range(9):
+        env[f"MAIA_ARG_{index + 1}"] = words[index] if index < len(words) else ""
+
+    out: list[str] = []
+    quote = ""  # the quote the scan is inside: "", "'" or '"'
+    index = 0
+    while index < len(template):
+        char = template[index]
+        match = _PLACEHOLDER.match(template, index) if char == "$" and quote != "'" else None
+        if match is not None:
+            name = "MAIA_ARGUMENTS" if match.group(1) == "ARGUMENTS" else f"MAIA_ARG_{match.group(1)}"
+            # inside double quotes the expansion is already one word; elsewhere it is quoted to be one
+            out.append(f"${{{name}}}" if quote == '"' else f'"${{{name}}}"')
+            index = match.end()
+            continue
+        if char == "\\" and quote != "'" and index + 1 < len(template):
+            out.append(template[index : index + 2])
+            index += 2
+            continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote == char else char
+        out.append(char)
+        index += 1
+    return "".join(out), env
+
+
+RunBang = Callable[[str, dict[str, str]], Awaitable[str]]
 
 
 async def expand(command: CustomCommand, args: str, run_bang: RunBang) -> Expanded:
@@ -214,11 +250,11 @@ async def expand(command: CustomCommand, args: str, run_bang: RunBang) -> Expand
     uses_arguments = bool(_PLACEHOLDER.search(command.body))
     for line in command.body.splitlines():
         if line.startswith("!") and line[1:].strip():
-            shell_line = fill(line[1:].strip(), args, quote=True)
+            shell_line, env = shell_fill(line[1:].strip(), args)
             ran.append(shell_line)
-            lines.append(await run_bang(shell_line))
+            lines.append(await run_bang(shell_line, env))
         else:
-            lines.append(fill(line, args, quote=False))
+            lines.append(fill(line, args))
     prompt = "\n".join(lines).strip()
     if args.strip() and not uses_arguments:
         prompt = f"{prompt}\n\n{args.strip()}"  # arguments with no placeholder: added at the end

@@ -229,7 +229,11 @@ def _agent_grants(launch: Path, home: Path) -> list[Grant]:
 def _hook_grants(launch: Path, home: Path) -> list[Grant]:
     from maia.app.hooks import project_hooks
 
-    return [Grant("hook", hook.file or launch, f"{hook.event} {hook.command}") for hook in project_hooks(launch, home)]
+    # matcher and timeout are in the line: a broadened matcher is a new grant, asked about again
+    return [
+        Grant("hook", hook.file or launch, f"{hook.event} [{hook.matcher or '*'}] {hook.command} ({hook.timeout:g} s)")
+        for hook in project_hooks(launch, home)
+    ]
 
 
 def _command_grants(launch: Path, home: Path) -> list[Grant]:
@@ -241,7 +245,11 @@ def _command_grants(launch: Path, home: Path) -> list[Grant]:
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        grants.append(Grant("command", path, f"/{name}", content))
+        # the line names the content's digest: a changed prompt or ``!`` line is a new grant, asked again
+        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        bangs = [line[1:].strip() for line in content.splitlines() if line.startswith("!") and line[1:].strip()]
+        runs = (" — runs: " + "; ".join(bangs)) if bangs else ""
+        grants.append(Grant("command", path, f"/{name} ({digest}){runs}", content))
     return grants
 
 

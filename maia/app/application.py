@@ -159,6 +159,7 @@ class Application:
             origin=options.origin,
         )
         self.commands = CommandSet()
+        self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
@@ -235,7 +236,10 @@ class Application:
             if state.needs_question:  # once, on stderr: nobody can answer the chat's trust question here
                 self.report.warnings.append(ignored_notice(state))
         self._conversation.before_compact = self._before_compact
-        await self._session_start("startup")
+        if self.hooks.active("SessionStart"):
+            # in the background: a slow hook never holds the start-up; the first request waits for it
+            # (inside a turn, where Esc and Ctrl+C answer)
+            self._session_hooks = asyncio.ensure_future(self._session_start("startup"))
 
     # --- hooks and custom slash commands ------------------------------------------------------------
 
@@ -278,8 +282,8 @@ class Application:
 
         command = self.commands.commands[name]
 
-        async def bang(line: str) -> str:
-            result = await run_bang(line, self.options.launch, sandbox=self.sandbox, on_output=on_output)
+        async def bang(line: str, env: dict[str, str]) -> str:
+            result = await run_bang(line, self.options.launch, env, sandbox=self.sandbox, on_output=on_output)
             return context_for(line, result)
 
         return await expand(command, args, bang)
@@ -357,6 +361,10 @@ class Application:
         for provider in [*self._closing, self.provider]:
             with contextlib.suppress(Exception):
                 await provider.aclose()
+        if self._session_hooks is not None and not self._session_hooks.done():
+            self._session_hooks.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._session_hooks
         await self.hooks.aclose()
         self.sessions.close()
 
@@ -774,6 +782,9 @@ class Application:
         UserPromptSubmit hooks see it first (exit 2 refuses it: :class:`PromptBlocked`); Stop hooks
         (SubagentStop in a sub-agent) may send the model back to work with their reason. ``command``:
         a custom command's model and allowed-tools apply to this turn only."""
+        if self._session_hooks is not None:
+            pending, self._session_hooks = self._session_hooks, None
+            await pending
         text = await self._prompt_hooks(text)
         if command is not None and (command.allowed_tools or command.model):
             return await self._send_command(text, command, on_wait, on_limit, max_iterations, policy)
