@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("maia.commands.ask:ask", N_("Send one request without a terminal (scripts, CI, editors).")),
     "chat": ("maia.commands.chat:chat", N_("Talk with the agent in this terminal (the default command).")),
     "completion": ("maia.commands.completion:completion", N_("Print the shell completion script (bash, zsh, fish).")),
+    "hooks": ("maia.commands.hooks:hooks", N_("List the hooks in force and test one event's hooks on a sample.")),
     "logs": ("maia.commands.workflow_view:logs", N_("Print a workflow's log (-f: follow it).")),
     "mcp": ("maia.commands.mcp:mcp", N_("MCP servers: list, test, add and remove (tools from other programs).")),
     "models": ("maia.commands.models:models", N_("List the models your LiteLLM server offers.")),

@@ -43,6 +43,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "RateLimitBackoff": {"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 1},
         "RateLimitPatterns": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "Theme": {"enum": ["auto", "dark", "light"]},
+        "hooks": {"type": "object"},  # read and checked by maia.app.hooks (user and trusted project files)
         "permissions": {
             "type": "object",
             "properties": {"allow": _RULE_LIST, "ask": _RULE_LIST, "deny": _RULE_LIST, "inertVariables": _RULE_LIST},
@@ -70,6 +71,7 @@ _FIXES: dict[str, str] = {
     "RateLimitPatterns": "regular expressions with a group named time, e.g. "
     '["quota resets at (?P<time>\\d\\d:\\d\\d)"]',
     "Theme": '"auto" (follow the terminal\'s background), "dark" or "light"',
+    "hooks": 'an object such as {"PreToolUse": [{"matcher": "Bash", "command": "…"}]} (docs/hooks.md)',
     "permissions": 'an object such as {"allow": ["Read"], "ask": [], "deny": []}',
     "Sandbox": '"workspace-write" (commands write only in the launch folder and the temporary folder), '
     '"read-only", "strict" (workspace-write, and commands refused without the namespace sandbox), or "off"',

@@ -135,6 +135,33 @@ class ToolContext:
     sandbox: SandboxPolicy | None = None  # the OS sandbox for Bash and custom tools; None: off
     # (command, what the sandbox refused) → whether to run it again outside the sandbox (the auto mode)
     rerun_unsandboxed: Callable[[str, str], Awaitable[bool]] | None = None
+    hooks: ToolHooks | None = None  # PreToolUse / PostToolUse hooks around each call; None: none
+
+
+@dataclass(frozen=True, slots=True)
+class HookVerdict:
+    """A PreToolUse hook's answer: ``deny`` refuses the call (``stop`` also ends the iteration), ``ask``
+    asks although a rule allowed it, ``allow`` spares a question a rule asked (never a deny or a doubt)."""
+
+    decision: Literal["allow", "deny", "ask"]
+    reason: str
+    stop: bool = False
+
+
+class ToolHooks(Protocol):
+    """What the tool runner asks of the hooks around each call (see maia.hooks)."""
+
+    async def before_tool(self, name: str, tool_input: Mapping[str, Any]) -> HookVerdict | None:
+        """PreToolUse: the hooks' verdict, None when none has one."""
+        ...
+
+    async def after_tool(self, name: str, tool_input: Mapping[str, Any], output: str, is_error: bool) -> str | None:
+        """PostToolUse: text appended to the result for the model, if any."""
+        ...
+
+    def notify(self, message: str) -> None:
+        """Notification: MAIA waits for the user (runs in the background)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

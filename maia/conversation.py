@@ -7,7 +7,7 @@ the disk again, except for the session files themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,6 +83,8 @@ class Conversation:
         self.on_compacted: Callable[[Compaction], None] | None = None
         self._request: str | None = None  # the request of the turn going on (a compaction mid-turn repeats it)
         self._failed_at: Marker | None = None  # where an automatic compaction last failed: not tried again there
+        # PreCompact hooks: (trigger "manual" | "auto" | "emergency", focus) before a summary is asked for
+        self.before_compact: Callable[[str, str | None], Awaitable[None]] | None = None
         self.agent = AgentSession(
             provider=provider,
             system=loadout.system(None),
@@ -222,6 +224,8 @@ class Conversation:
         agent = self.agent
         if not agent.messages and not agent.pending_context:
             return None
+        if self.before_compact is not None:
+            await self.before_compact("emergency" if emergency else reason, focus)
         tokens_before = self.context_tokens() if self.counter is not None else None
         previous = self.save() or self.sessions.current_file
         summary = await request_summary(

@@ -20,6 +20,7 @@ from maia.app.waits import span, wait_line
 from maia.codec import SavedSession
 from maia.config import Settings
 from maia.contracts import Approval, AskAnswer, Message, ToolResultBlock, ToolsProgress, ToolUseBlock, Usage
+from maia.custom_commands import Expanded
 from maia.errors import ExitStatus, MaiaError
 from maia.i18n import _
 from maia.inert import for_terminal
@@ -370,8 +371,8 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
             exact[0] = _long(picked.session)
         record.attach()
         await app.context_size()
-        text = await _prepare(app, options, ui)
-        result = await app.send(text, on_wait=_make_waiter(options, ui), typed=options.prompt)
+        text, command = await _prepare(app, options, ui)
+        result = await app.send(text, on_wait=_make_waiter(options, ui), typed=options.prompt, command=command)
         if result == "max_iterations":
             status, code = "max_iterations", int(ExitStatus.ITERATION_LIMIT)
             ui.on_warning(
@@ -433,9 +434,18 @@ def _long(session: SavedSession) -> bool:
     return False
 
 
-async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> str:
-    """The prompt to send: ``§skill`` resolved, ``@`` files and piped input attached as data."""
-    prepared = app.prepare(options.prompt, Allowed(bang=False, slash=False, agents=False))
+async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> tuple[str, Expanded | None]:
+    """The prompt to send: a custom ``/command`` filled in, ``§skill`` resolved, ``@`` files and piped
+    input attached as data; and the custom command's turn settings, if it is one."""
+    command: Expanded | None = None
+    prompt = options.prompt
+    if prompt.startswith("/") and not prompt.startswith("//"):
+        name, _sep, args = prompt[1:].partition(" ")
+        if name.strip().lower() in app.commands.commands:
+            # a command from the user's (or a trusted project's) own files: its ``!`` lines are its author's
+            command = await app.run_command(name.strip().lower(), args.strip())
+            prompt = command.prompt
+    prepared = app.prepare(prompt, Allowed(bang=False, slash=False, agents=False))
     if isinstance(prepared, SkillList):
         names = ", ".join(sorted(app.skills)) or _("none")
         raise MaiaError(_("Give a skill name after §. Available skills: {names}.").format(names=names))
@@ -451,7 +461,7 @@ async def _prepare(app: Application, options: AskOptions, ui: HeadlessUI) -> str
         if cut:
             ui.on_warning(cut)
         app.attach(block)
-    return prepared.text
+    return prepared.text, command
 
 
 class RecordHook:

@@ -13,9 +13,11 @@ from typing import Any
 from maia.contracts import (
     AgentUI,
     Approval,
+    HookVerdict,
     PermissionCheck,
     Tool,
     ToolContext,
+    ToolHooks,
     ToolResultBlock,
     ToolsProgress,
     ToolUseBlock,
@@ -179,6 +181,13 @@ class ToolRunner:
             decision = await asyncio.to_thread(self.permissions, call.name, call.input)
         else:
             decision = self.permissions(call.name, call.input)
+        hooks = self.ctx.hooks
+        if hooks is not None and decision.verdict != Verdict.DENY:
+            decision, refused = await self._hooks_before(hooks, call, decision)
+            if refused is not None:
+                prepared.result = ToolResultBlock(call.id, refused.reason, True)
+                prepared.display = _("Blocked by a hook: {reason}").format(reason=refused.reason)
+                return prepared, refused.stop
         verdict, rule = decision.verdict, decision.rule
         if verdict == Verdict.DENY:
             if rule is None:
@@ -200,6 +209,8 @@ class ToolRunner:
                 approval = Approval(call.name, prepared.summary)
             if self.remember is None:
                 approval = replace(approval, rules=())
+            if self.ctx.hooks is not None:
+                self.ctx.hooks.notify(question)
             answer = await self.ui.ask(question, approval)
             if answer in ("always", "always-session"):
                 if approval.rules and self.remember is not None:
@@ -217,6 +228,26 @@ class ToolRunner:
                 prepared.display = _("Refused.")
                 return prepared, False
         return prepared, False
+
+    async def _hooks_before(
+        self, hooks: ToolHooks, call: ToolUseBlock, decision: Decision
+    ) -> tuple[Decision, HookVerdict | None]:
+        """PreToolUse: a hook's deny refuses (returned), its ask asks, its allow spares a rule's plain ask."""
+        try:
+            verdict = await hooks.before_tool(call.name, call.input)
+        except Exception as error:  # a hook that cannot run is the user's warning, never the call's failure
+            self.ui.on_warning(_("A PreToolUse hook could not run: {error}").format(error=error))
+            return decision, None
+        if verdict is None:
+            return decision, None
+        if verdict.decision == "deny":
+            reason = _("Blocked by a PreToolUse hook: {reason}").format(reason=verdict.reason)
+            return decision, HookVerdict("deny", reason, verdict.stop)
+        if verdict.decision == "ask" and decision.verdict == Verdict.ALLOW:
+            return Decision(Verdict.ASK, None, verdict.reason or _("a hook asks for confirmation")), None
+        if verdict.decision == "allow" and decision.verdict == Verdict.ASK and not decision.doubt:
+            return Decision(Verdict.ALLOW, None, verdict.reason or _("allowed by a hook")), None
+        return decision, None
 
     def _lock_for(self, tool: Tool, call: ToolUseBlock) -> asyncio.Lock | None:
         try:
@@ -266,11 +297,28 @@ class ToolRunner:
                 try:
                     output = await prepared.tool.execute(call.input, self.ctx)
                 except Exception as error:  # the one broad except: a tool failure becomes an error result
-                    return ToolResultBlock(call.id, str(error) or type(error).__name__, True)
-                return ToolResultBlock(call.id, output if isinstance(output, str) else str(output))
+                    result = ToolResultBlock(call.id, str(error) or type(error).__name__, True)
+                else:
+                    result = ToolResultBlock(call.id, output if isinstance(output, str) else str(output))
+            # under the call's lock: a formatter a PostToolUse hook runs on the file is not raced by an Edit
+            return await self._hooks_after(call, result)
         finally:
             if lock is not None:
                 lock.release()
+
+    async def _hooks_after(self, call: ToolUseBlock, result: ToolResultBlock) -> ToolResultBlock:
+        """PostToolUse: what the hooks say joins the result the model reads."""
+        hooks = self.ctx.hooks
+        if hooks is None:
+            return result
+        try:
+            note = await hooks.after_tool(call.name, call.input, result.content, result.is_error)
+        except Exception as error:  # a hook that cannot run is the user's warning, never the call's failure
+            self.ui.on_warning(_("A PostToolUse hook could not run: {error}").format(error=error))
+            return result
+        if not note:
+            return result
+        return ToolResultBlock(call.id, f"{result.content}\n\n{note}", result.is_error)
 
     async def run(self, calls: Sequence[ToolUseBlock]) -> RunOutcome:
         """Run the calls; results come back in call order, one per call."""

@@ -177,11 +177,12 @@ async def _spawn(
     env: dict[str, str],
     separate_stderr: bool = False,
     pass_fds: tuple[int, ...] = (),
+    stdin: bool = False,
 ) -> asyncio.subprocess.Process:
     options: dict[str, object] = {
         "cwd": cwd,
         "env": env,
-        "stdin": asyncio.subprocess.DEVNULL,
+        "stdin": asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
         "stderr": asyncio.subprocess.PIPE if separate_stderr else asyncio.subprocess.STDOUT,
         "start_new_session": True,
@@ -260,8 +261,12 @@ async def run_shell(
     separate_stderr: bool = False,
     sandbox: SandboxPolicy | None = None,
     on_output: Callable[[bytes], None] | None = None,
+    input_data: bytes | None = None,
 ) -> ShellResult:
     """Run ``command`` (a shell line, or an argv run without shell) in its own process group.
+
+    ``input_data`` (optional) is written to its standard input, which is then closed (a hook's JSON);
+    without it standard input is ``/dev/null``.
 
     stdout and stderr are merged in arrival order, unless ``separate_stderr`` keeps stderr apart.
     ``on_output`` (optional) sees each block of output as it arrives (a front end's live view); a
@@ -288,9 +293,11 @@ async def run_shell(
         if sandbox.uses_namespaces:
             argv, args_fd = _bwrap_args_file(argv)
         fds = tuple(fd for fd in (status_write, args_fd, code_fd) if fd is not None)
-        spawn = asyncio.ensure_future(_spawn(argv, cwd, full_env, separate_stderr, fds))
+        spawn = asyncio.ensure_future(
+            _spawn(argv, cwd, full_env, separate_stderr, fds, stdin=input_data is not None)
+        )
     else:
-        spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr))
+        spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr, stdin=input_data is not None))
     try:
         try:
             # shielded: a cancellation while the process starts must still kill its whole group
@@ -306,6 +313,10 @@ async def run_shell(
                 os.close(status_write)  # the child holds its copy until exec (or exit)
             if args_fd is not None:
                 os.close(args_fd)
+        if input_data is not None and process.stdin is not None:
+            feeding = asyncio.ensure_future(_feed(process.stdin, input_data))
+            _feeding.add(feeding)
+            feeding.add_done_callback(_feeding.discard)
         guardian.watch(process.pid)  # its group dies with this process, even by SIGKILL
         try:
             return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
@@ -314,6 +325,21 @@ async def run_shell(
     finally:
         if status_fd is not None:
             os.close(status_fd)
+
+
+_feeding: set[asyncio.Future[None]] = set()  # writers of standard input still running (kept referenced)
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    """Write ``data`` to a process's standard input and close it; a process that does not read is fine."""
+    try:
+        stdin.write(data)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the program ended without reading all of it: its choice
+    finally:
+        with contextlib.suppress(OSError):
+            stdin.close()
 
 
 async def _collect(

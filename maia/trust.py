@@ -63,6 +63,8 @@ class Grant:
             "tool": _("custom tool"),
             "agent": _("agent allows"),
             "mode": _("workflow mode"),
+            "hook": _("hook"),
+            "command": _("slash command"),
         }.get(self.kind, self.kind)
         return f"{label} {self.text}  ({where})"
 
@@ -111,6 +113,11 @@ def describe(grants: Sequence[Grant]) -> str:
         parts.append(ngettext("{count} MCP server", "{count} MCP servers", servers).format(count=servers))
     if tools:
         parts.append(ngettext("{count} tool", "{count} tools", tools).format(count=tools))
+    hooks, commands = (sum(1 for g in grants if g.kind == k) for k in ("hook", "command"))
+    if hooks:
+        parts.append(ngettext("{count} hook", "{count} hooks", hooks).format(count=hooks))
+    if commands:
+        parts.append(ngettext("{count} slash command", "{count} slash commands", commands).format(count=commands))
     if any(g.kind == "mode" for g in grants):
         parts.append("permissionMode: allow")
     return "; ".join(parts)
@@ -222,7 +229,41 @@ def _agent_grants(launch: Path, home: Path) -> list[Grant]:
 
 # Each returns what one mechanism's files in the launch folder grant. A later mechanism that runs
 # code from the project adds its collector here: its files then count in the question and the digest.
-COLLECTORS: list[Callable[[Path, Path], list[Grant]]] = [_settings_grants, _mcp_grants, _tool_grants, _agent_grants]
+def _hook_grants(launch: Path, home: Path) -> list[Grant]:
+    from maia.app.hooks import project_hooks
+
+    # matcher and timeout are in the line: a broadened matcher is a new grant, asked about again
+    return [
+        Grant("hook", hook.file or launch, f"{hook.event} [{hook.matcher or '*'}] {hook.command} ({hook.timeout:g} s)")
+        for hook in project_hooks(launch, home)
+    ]
+
+
+def _command_grants(launch: Path, home: Path) -> list[Grant]:
+    from maia.custom_commands import project_command_files
+
+    grants: list[Grant] = []
+    for name, path in project_command_files(launch):
+        try:
+            content = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        # the line names the content's digest: a changed prompt or ``!`` line is a new grant, asked again
+        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        bangs = [line[1:].strip() for line in content.splitlines() if line.startswith("!") and line[1:].strip()]
+        runs = (" — runs: " + "; ".join(bangs)) if bangs else ""
+        grants.append(Grant("command", path, f"/{name} ({digest}){runs}", content))
+    return grants
+
+
+COLLECTORS: list[Callable[[Path, Path], list[Grant]]] = [
+    _settings_grants,
+    _mcp_grants,
+    _tool_grants,
+    _agent_grants,
+    _hook_grants,
+    _command_grants,
+]
 
 
 def project_grants(launch: Path, home: Path, written: frozenset[str] = frozenset()) -> list[Grant]:

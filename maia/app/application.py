@@ -20,6 +20,7 @@ from maia.agent import AgentSession, LimitCallback, TurnResult
 from maia.app.approvals import ApprovalMode
 from maia.app.catalog import ModelCatalog, ModelMatch
 from maia.app.changes import ChangeRecorder, UndoResult
+from maia.app.hooks import HookConfig, HookRunner, load_hooks
 from maia.app.loadout import Loadout, assemble
 from maia.app.pick import Picked, pick_session
 from maia.app.prepare import Allowed, PreparedRequest, prepare_request
@@ -31,7 +32,8 @@ from maia.context.tokens import TokenCounter
 from maia.context.window import ContextSize, resolve_context_size
 from maia.contracts import AgentUI, LLMProvider, PermissionCheck, SourceReport, Tool, ToolContext, ToolSource
 from maia.conversation import Conversation
-from maia.errors import NotFoundError
+from maia.custom_commands import CommandSet
+from maia.errors import MaiaError, NotFoundError
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 from maia.sessions import SessionManager, SessionStore, ensure_project_folders
@@ -39,11 +41,17 @@ from maia.shell import ShellResult, register_secret
 from maia.skills import Skill
 
 if TYPE_CHECKING:
+    from maia.custom_commands import Expanded
     from maia.permissions.rules import RuleSet
     from maia.sandbox.policy import SandboxPolicy
     from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
+MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
+
+
+class PromptBlocked(MaiaError):
+    """A UserPromptSubmit hook refused the prompt (its reason is the message)."""
 
 
 def get_provider(settings: Settings, model: str) -> LLMProvider:
@@ -78,6 +86,7 @@ class AppOptions:
     system_prompt: Callable[[Loadout, str | None], str] | None = None
     extra_sources: tuple[ToolSource, ...] = ()
     agent_loader: Callable[[], LoadedAgents] | None = None  # the sub-agents offered; None: the usual folders
+    reserved_commands: tuple[str, ...] = ()  # the front end's own slash commands: custom ones may not shadow them
     # the chat: MCP servers connect while the user types; their tools join the first request sent after
     # they answered (a one-shot front end waits for them: its only request needs their tools)
     mcp_in_background: bool = False
@@ -141,6 +150,17 @@ class Application:
         self.mode: ApprovalMode = "ask"
         self._auto_explained = False  # "auto acts as edits here" is said once
         self.session_rules: list[str] = []  # "always, for this session" answers
+        self.turn_rules: list[str] = []  # a custom command's allowed-tools, for its turn only
+        self.hooks = HookRunner(
+            HookConfig(),
+            options.launch,
+            sandbox=lambda: self.sandbox,
+            session=lambda: self.sessions.current_file or self.sessions.name,
+            warn=ui.on_warning,
+            origin=options.origin,
+        )
+        self.commands = CommandSet()
+        self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
@@ -182,6 +202,7 @@ class Application:
             self.store = SessionStore.for_launch(options.launch)  # readable for --resume, never written
         self.sessions.store = self.store if options.save else None
         self._sandbox_setup()
+        self._extensions_setup(self.report)
         await self._start_sources(self.sources)
         loadout = self._assemble()
         self._conversation = Conversation(
@@ -215,6 +236,58 @@ class Application:
             state = check(options.launch, options.home)
             if state.needs_question:  # once, on stderr: nobody can answer the chat's trust question here
                 self.report.warnings.append(ignored_notice(state))
+        self._conversation.before_compact = self._before_compact
+        if self.hooks.active("SessionStart"):
+            # in the background: a slow hook never holds the start-up; the first request waits for it
+            # (inside a turn, where Esc and Ctrl+C answer)
+            self._session_hooks = asyncio.ensure_future(self._session_start("startup"))
+
+    # --- hooks and custom slash commands ------------------------------------------------------------
+
+    def _project_trusted(self) -> bool:
+        from maia.trust import folder_trusted
+
+        return folder_trusted(self.options.launch, self.options.home)
+
+    def _extensions_setup(self, report: StartReport) -> None:
+        """Hooks and custom slash commands: the user's, and a trusted project's (an untrusted one's are
+        listed as ignored)."""
+        from maia.custom_commands import load_commands
+        from maia.paths import settings_path
+
+        trusted = self._project_trusted()
+        self.hooks.config = load_hooks(settings_path(self.options.home), self.options.launch, trusted=trusted)
+        report.warnings.extend(self.hooks.config.warnings)
+        self.commands = load_commands(
+            self.options.launch, self.options.home, trusted=trusted, reserved=self.options.reserved_commands
+        )
+        report.warnings.extend(self.commands.warnings)
+
+    async def _session_start(self, source: str) -> None:
+        """SessionStart hooks: their output joins the first request."""
+        if not self.hooks.active("SessionStart"):
+            return
+        result = await self.hooks.run("SessionStart", {"source": source})
+        for context in result.context:
+            self.attach(_("A SessionStart hook added this context:\n{text}").format(text=context))
+
+    async def _before_compact(self, trigger: str, focus: str | None) -> None:
+        if self.hooks.active("PreCompact"):
+            await self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": focus or ""})
+
+    async def run_command(self, name: str, args: str, on_output: Callable[[bytes], None] | None = None) -> Expanded:
+        """``/name args`` of a custom command: its prompt (``!`` lines run as ``!`` runs) and its turn's
+        model and rules, which :meth:`send` applies with ``command=``."""
+        from maia.custom_commands import expand
+        from maia.user_shell import context_for, run_bang
+
+        command = self.commands.commands[name]
+
+        async def bang(line: str, env: dict[str, str]) -> str:
+            result = await run_bang(line, self.options.launch, env, sandbox=self.sandbox, on_output=on_output)
+            return context_for(line, result)
+
+        return await expand(command, args, bang)
 
     def _reload_settings(self, report: StartReport) -> None:
         """settings.json read again: a changed proxy address, key or limit applies from the next request."""
@@ -297,6 +370,11 @@ class Application:
         for provider in [*self._closing, self.provider]:
             with contextlib.suppress(Exception):
                 await provider.aclose()
+        if self._session_hooks is not None and not self._session_hooks.done():
+            self._session_hooks.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._session_hooks
+        await self.hooks.aclose()
         self.sessions.close()
 
     # --- the agent's equipment ------------------------------------------------------------------
@@ -363,7 +441,7 @@ class Application:
         """Rules of this run on top of the settings files: --allow, "always for this session", a sub-agent's own."""
         from maia.permissions.rules import merge, parse_rules
 
-        allow = [*self.options.allow, *self.session_rules]
+        allow = [*self.options.allow, *self.session_rules, *self.turn_rules]
         # the proxy's key lives in settings.json: no tool reads it for the model, whatever the rules
         deny = [*self.options.deny, f"Read({self.options.home / 'settings.json'})"]
         parsed = parse_rules({"allow": allow, "deny": deny}, where="--allow").ruleset
@@ -381,6 +459,7 @@ class Application:
 
         report = StartReport()
         self._reload_settings(report)
+        self._extensions_setup(report)
         reloadable = [s for s in self.sources if isinstance(s, CustomToolSource | SkillSource | AgentSource)]
         for source in reloadable:
             result = await source.start()
@@ -572,6 +651,11 @@ class Application:
             raise UsageError(_("{rule} was given on the command line (--allow).").format(rule=rule))
         raise UsageError(_("No rule {rule}: /permissions lists them.").format(rule=rule))
 
+    def _apply_extra_rules(self) -> None:
+        """This run's own rules (``--allow``, session answers, a command's turn) read again into the check."""
+        self.conversation.loadout.extra_rules = self._extra_rules()
+        self._refresh_permissions()
+
     def _refresh_permissions(self) -> None:
         conversation = self.conversation
         conversation.agent.permissions = conversation._permissions()
@@ -595,6 +679,7 @@ class Application:
             sandbox=self.sandbox,
             changes=self.changes,
             rerun_unsandboxed=self.offer_unsandboxed,
+            hooks=self.hooks,
         )
 
     # --- models ---------------------------------------------------------------------------------
@@ -730,9 +815,96 @@ class Application:
         max_iterations: int | None = None,
         policy: RetryPolicy | None = None,
         typed: str | None = None,
+        command: Expanded | None = None,
     ) -> TurnResult:
         """Send a request with the retry policy every front end shares (a turn ``/undo`` can revert);
-        ``typed``: what the user typed, kept in the session when the text sent holds more."""
+        ``typed``: what the user typed, kept in the session when the text sent holds more.
+
+        UserPromptSubmit hooks see it first (exit 2 refuses it: :class:`PromptBlocked`); Stop hooks
+        (SubagentStop in a sub-agent) may send the model back to work with their reason. ``command``:
+        a custom command's model and allowed-tools apply to this turn only."""
+        if self._session_hooks is not None:
+            pending, self._session_hooks = self._session_hooks, None
+            await pending
+        text = await self._prompt_hooks(text)
+        if command is not None and (command.allowed_tools or command.model):
+            return await self._send_command(text, command, on_wait, on_limit, max_iterations, policy, typed)
+        return await self._send_turn(text, on_wait, on_limit, max_iterations, policy, typed)
+
+    async def _prompt_hooks(self, text: str) -> str:
+        if not self.hooks.active("UserPromptSubmit"):
+            return text
+        result = await self.hooks.run("UserPromptSubmit", {"prompt": text})
+        if result.blocked or result.stop or result.decision == "deny":
+            raise PromptBlocked(result.reason or _("a UserPromptSubmit hook refused the prompt"))
+        for context in result.context:
+            self.attach(_("A UserPromptSubmit hook added this context:\n{text}").format(text=context))
+        return text
+
+    async def _send_command(
+        self,
+        text: str,
+        command: Expanded,
+        on_wait: OnWait,
+        on_limit: LimitCallback | None,
+        max_iterations: int | None,
+        policy: RetryPolicy | None,
+        typed: str | None = None,
+    ) -> TurnResult:
+        previous = self.conversation.provider.model
+        self.turn_rules = list(command.allowed_tools)
+        try:
+            if command.allowed_tools:
+                self._apply_extra_rules()
+            if command.model and command.model != previous:
+                await self.set_model(command.model)
+            return await self._send_turn(text, on_wait, on_limit, max_iterations, policy, typed)
+        finally:
+            self.turn_rules = []
+            if command.allowed_tools:
+                self._apply_extra_rules()
+            if command.model and command.model != previous:
+                with contextlib.suppress(MaiaError):
+                    await self.set_model(previous)
+
+    async def _send_turn(
+        self,
+        text: str,
+        on_wait: OnWait,
+        on_limit: LimitCallback | None,
+        max_iterations: int | None,
+        policy: RetryPolicy | None,
+        typed: str | None = None,
+    ) -> TurnResult:
+        result = await self._send_once(text, on_wait, on_limit, max_iterations, policy, typed)
+        event = "SubagentStop" if self.options.origin == "subagent" else "Stop"
+        rounds = 0
+        while result == "done" and self.hooks.active(event) and rounds < MAX_STOP_ROUNDS:
+            hook = await self.hooks.run(event, {"stop_hook_active": rounds > 0})
+            if not (hook.blocked and hook.reason) or hook.stop:
+                break
+            rounds += 1
+            self.ui.on_warning(
+                _("A {event} hook sends the model back to work: {reason}").format(event=event, reason=hook.reason)
+            )
+            result = await self._send_once(
+                _("A {event} hook did not let you stop yet: {reason}").format(event=event, reason=hook.reason),
+                on_wait,
+                on_limit,
+                max_iterations,
+                policy,
+            )
+        return result
+
+    async def _send_once(
+        self,
+        text: str,
+        on_wait: OnWait,
+        on_limit: LimitCallback | None,
+        max_iterations: int | None,
+        policy: RetryPolicy | None,
+        typed: str | None = None,
+    ) -> TurnResult:
         if self.mcp is not None:
             self.refresh_tools()
         self.agent.interrupted = None

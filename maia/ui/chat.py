@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from maia.codec import SavedSession
     from maia.contracts import Message
     from maia.conversation import Compaction
+    from maia.custom_commands import Expanded
     from maia.sessions import SessionInfo
 
 ASK_BEFORE_WAIT = 15 * 60
@@ -145,6 +146,7 @@ class ChatApp:
                 settings=self.settings,
                 model=model,
                 origin="chat",
+                reserved_commands=self.reserved_commands(),
                 mcp_in_background=True,
             ),
             self.ui,
@@ -486,6 +488,38 @@ class ChatApp:
         except (SessionError, OSError) as error:
             self.ui.fail(_("The session could not be saved: {error}").format(error=error))
 
+    def reserved_commands(self) -> tuple[str, ...]:
+        """The chat's own command names and aliases: a custom command may not shadow them."""
+        names: list[str] = []
+        for command in self.registry:
+            names.extend([command.name, *command.aliases])
+        return tuple(names)
+
+    async def run_custom_command(self, text: str, name: str, args: str) -> None:
+        """``/name args`` of a Markdown command: its prompt filled in (``!`` lines run), sent with the
+        command's model and allowed-tools for that turn."""
+        self.ui.show_user(text)
+        self.ui.set_busy(True, _("Preparing /{name}").format(name=name))
+        try:
+            with self.ui.watch_command("/" + name) as on_output:
+                expanded = await self.cancellable(self.app.run_command(name, args, on_output))
+        finally:
+            self.ui.set_busy(False)
+        if expanded is None:
+            self.ui.warn(_("Command interrupted."))
+            return
+        prepared = self.app.prepare(expanded.prompt)
+        from maia.app.prepare import Prompt
+
+        if isinstance(prepared, Prompt):  # the body's @file references, read as in any prompt
+            for warning in prepared.warnings:
+                self.ui.warn(warning)
+            if prepared.attached:
+                self.ui.info(_("Attached: {paths}").format(paths=", ".join(prepared.attached)))
+            for context in prepared.context:
+                self.app.attach(context)
+        await self.turn(expanded.prompt, command=expanded)
+
     def skill_named(self, name: str) -> str | None:
         """The loaded skill called ``name`` (case-insensitive): skills also run as ``/name``."""
         lowered = name.lower()
@@ -525,6 +559,9 @@ class ChatApp:
             command = self.registry.get(prepared.name)
             if command is None and prepared.name.startswith("mcp__"):
                 await self.run_mcp_prompt(text, prepared.name, prepared.args)
+                return
+            if command is None and prepared.name in self.app.commands.commands:
+                await self.run_custom_command(text, prepared.name, prepared.args)
                 return
             skill = self.skill_named(prepared.name) if command is None else None
             if skill is not None:  # "/name args" runs the skill, as "§name args" does
@@ -630,7 +667,7 @@ class ChatApp:
     async def _continue_series(self, limit: int) -> bool:
         return await self.ui.confirm(_("{count} iterations done. Continue?").format(count=limit))
 
-    async def turn(self, text: str, typed: str | None = None) -> None:
+    async def turn(self, text: str, typed: str | None = None, command: Expanded | None = None) -> None:
         """One request with Ctrl+C rollback and the shared retry policy; errors are shown, the conversation kept.
         ``typed``: the line as the user typed it, when ``text`` is not that (a skill's prompt…)."""
         self.ui.set_busy(True, _("Thinking"))
@@ -638,7 +675,13 @@ class ChatApp:
         try:
             try:
                 result = await self.cancellable(
-                    self.app.send(text, on_wait=self.wait_before_retry, on_limit=self._continue_series, typed=typed)
+                    self.app.send(
+                        text,
+                        on_wait=self.wait_before_retry,
+                        on_limit=self._continue_series,
+                        typed=typed,
+                        command=command,
+                    )
                 )
             except MaiaError as error:
                 if self.ui.store.live_text:

@@ -34,6 +34,9 @@ async def cmd_help(chat: ChatApp, args: str) -> None:
         ("§skill, /skill", _("run a skill")),
         ("&agent task", _("run a sub-agent now; its answer joins your next request")),
     ]
+    from maia.custom_commands import help_rows as custom_rows
+
+    rows += custom_rows(chat.app.commands)
     lines = _columns(rows)
     skills = chat.app.skills
     if skills:
@@ -548,6 +551,24 @@ async def cmd_copy(chat: ChatApp, args: str) -> None:
         )
 
 
+async def cmd_hooks(chat: ChatApp, args: str) -> None:
+    """/hooks: the hooks in force with their source, and a project's ignored ones; custom commands too."""
+    from maia.app.hooks import hook_lines
+
+    config = chat.app.hooks.config
+    lines = hook_lines(config)  # ui.info makes the text inert
+    if not lines:
+        lines = [_("No hook is configured (\"hooks\" in settings.json: see docs/hooks.md).")]
+    commands = chat.app.commands
+    if commands.commands or commands.ignored:
+        lines.append(_("Custom commands:"))
+        for name, command in sorted(commands.commands.items()):
+            lines.append(f"  /{name}  ({command.source}: {command.path})")
+        for command, why in commands.ignored:
+            lines.append(f"  /{command.name}  {why}  ({command.path})")
+    chat.ui.info("\n".join(lines))
+
+
 async def cmd_exit(chat: ChatApp, args: str) -> None:
     """/exit."""
     chat.exiting = True
@@ -585,6 +606,7 @@ def core_commands() -> list[SlashCommand[ChatApp]]:
         SlashCommand("sandbox", _("the OS sandbox under shell commands: policy, writable folders"), cmd_sandbox),
         SlashCommand("status", _("model, context, session, mode, cost, what was loaded, MCP health"), cmd_status),
         SlashCommand("copy", _("copy the last answer (or its Nth code block) to the clipboard"), cmd_copy, "[N]"),
+        SlashCommand("hooks", _("the hooks and custom commands in force, and those ignored"), cmd_hooks),
         SlashCommand("exit", _("save and quit"), cmd_exit, aliases=("quit",)),
     ]
 
@@ -625,6 +647,10 @@ class ChatCompleter:
         app = self.chat._app
         if app is None:
             return items
+        for name, custom in sorted(app.commands.commands.items()):
+            if name.startswith(lowered):
+                hint = f" {custom.argument_hint}" if custom.argument_hint else ""
+                items.append(Item(f"/{name}{hint}", f"/{name} ", custom.description or _("custom command")))
         for name, skill in sorted(app.skills.items()):
             if name.lower().startswith(lowered) and self.chat.registry.get(name) is None:
                 items.append(Item(f"/{name}", f"/{name} ", _("skill: {text}").format(text=skill.description)))
