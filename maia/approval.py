@@ -65,7 +65,7 @@ def inside_launch(path: str, launch: Path) -> bool:
 
 def write_detail(tool: str, tool_input: Mapping[str, Any], launch: Path) -> str | None:
     """The diff a Write or Edit would make (a new file: its first lines as an addition)."""
-    from maia.app.changes import text_diff
+    from maia.diffs import text_diff
 
     raw = tool_input.get("path")
     if not isinstance(raw, str) or not raw.strip():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,10 +262,25 @@ def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | Non
 describe_schema_error = _describe_error  # the one "field and fix" wording, for every file MAIA validates
 
 
+TIME_GROUP = "time"  # the named group a RateLimitPatterns entry captures the reset time with
+
+
+def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
+    """The user's ``RateLimitPatterns``; ValueError naming the pattern when one is invalid."""
+    compiled = []
+    for pattern in patterns:
+        try:
+            regex = re.compile(pattern, re.IGNORECASE)
+        except re.error as error:
+            raise ValueError(f"{pattern!r}: {error}") from None
+        if TIME_GROUP not in regex.groupindex:
+            raise ValueError(_("{pattern}: no group named (?P<time>…)").format(pattern=repr(pattern)))
+        compiled.append(regex)
+    return compiled
+
+
 def _check_patterns(patterns: list[str], path: Path) -> None:
     """Each ``RateLimitPatterns`` entry must compile and name its ``time`` group: else a clear error."""
-    from maia.provider.ratelimit import compile_patterns
-
     try:
         compile_patterns(patterns)
     except ValueError as error:

@@ -25,6 +25,7 @@ from maia.contracts import (
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
+from maia.tools.base import received
 
 MAX_PARALLEL_TOOLS = 8
 OFF_LOOP_INPUT = 8_000  # characters of input past which the permission check runs in a thread
@@ -42,7 +43,7 @@ def not_run(reason: str) -> str:
 
 USER_REFUSED = "The user refused this action."
 
-__all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "received", "validate_input"]
+__all__ = ["PermissionCheck", "RunOutcome", "ToolRunner", "validate_input"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,22 +78,8 @@ def shown_output(tool: Tool | None, output: str) -> str:
         return output
 
 
-_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
 def _size(tool_input: Mapping[str, Any]) -> int:
     return sum(len(v) if isinstance(v, str) else 8 for v in tool_input.values())
-
-
-def received(tool_input: Mapping[str, Any]) -> str:
-    """``path (string), limit (integer)``: what the model sent, for error messages."""
-    return ", ".join(f"{k} ({_json_type(v)})" for k, v in tool_input.items()) or "(none)"
 
 
 @functools.lru_cache(maxsize=256)

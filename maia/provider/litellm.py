@@ -13,7 +13,7 @@ from typing import IO, Any
 
 import httpx
 
-from maia.config import Settings
+from maia.config import Settings, compile_patterns
 from maia.contracts import (
     ChatRequest,
     Message,
@@ -39,7 +39,7 @@ from maia.errors import (
 )
 from maia.i18n import _
 from maia.paths import maia_home
-from maia.provider.ratelimit import compile_patterns, mentions_limit, reset_from_text, retry_delay
+from maia.provider.ratelimit import mentions_limit, reset_from_text, retry_delay
 from maia.provider.sse import (
     DONE_MARKER,
     SseDecoder,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
-from maia.i18n import _
+from maia.config import TIME_GROUP
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -81,7 +81,6 @@ def retry_delay(headers: Mapping[str, str], now: datetime | None = None) -> floa
 
 # --- the error text: "resets at 3pm", "try again in 4h 12m", an ISO time… ------------------------------
 
-TIME_GROUP = "time"
 _UNIT_WORDS: dict[str, float] = {
     "ms": 1e-3,
     "millisecond": 1e-3,
@@ -199,20 +198,6 @@ def parse_when(text: str, now: datetime | None = None) -> float | None:
     if re.fullmatch(r"\d+(?:\.\d+)?", value):
         return float(value)  # a bare number in a user's pattern: seconds
     return parse_delay(value, now)
-
-
-def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
-    """The user's ``RateLimitPatterns``; ValueError naming the pattern when one is invalid."""
-    compiled = []
-    for pattern in patterns:
-        try:
-            regex = re.compile(pattern, re.IGNORECASE)
-        except re.error as error:
-            raise ValueError(f"{pattern!r}: {error}") from None
-        if TIME_GROUP not in regex.groupindex:
-            raise ValueError(_("{pattern}: no group named (?P<time>…)").format(pattern=repr(pattern)))
-        compiled.append(regex)
-    return compiled
 
 
 def reset_from_text(text: str, now: datetime | None = None, patterns: Sequence[re.Pattern[str]] = ()) -> float | None:

@@ -11,7 +11,19 @@ from maia.contracts import Permission, ToolContext, ToolSpec, ToolTraits
 from maia.i18n import _
 from maia.paths import resolve_user_path
 from maia.permissions.subject import Subject, default_subject
-from maia.runner import received
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def received(tool_input: Mapping[str, Any]) -> str:
+    """``path (string), limit (integer)``: what the model sent, for error messages."""
+    return ", ".join(f"{k} ({_json_type(v)})" for k, v in tool_input.items()) or "(none)"
 
 
 class ToolError(Exception):

@@ -65,10 +65,10 @@ def traits_of(name: str, tool: Tool | None = None) -> ToolTraits:
 def builtin_tool(name: str) -> Tool | None:
     """A built-in tool by name, for callers without the equipped object (``maia permissions check``, rule
     suggestions): only those built without arguments, and Skill (its subject needs no skill)."""
-    if name == "Skill":
-        from maia.skills import SkillTool
-
-        return SkillTool({})
+    cls = tool_class(name)
+    if name == "Skill" and cls is not None:
+        skill: Tool = cls({})  # the Skill tool is built with the skills it offers: none here
+        return skill
     cls = tool_class(name)
     if cls is None or name in _EQUIPPED_ELSEWHERE:
         return None

@@ -12,9 +12,8 @@ from maia.contracts import ToolContext, ToolTraits
 from maia.i18n import _, ngettext
 from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
-from maia.runner import received
 from maia.storage import write_atomic
-from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
+from maia.tools.base import BuiltinTool, ToolError, file_key, received, require_str
 
 CONTENT_ALIASES = ("content", "contents", "text", "file_text", "file_content", "data", "body")
 

@@ -478,7 +478,7 @@ class Worker:
     async def _turn(self, app: Application, ui: WorkflowUI, task: str) -> str:
         from maia.agent import final_text
         from maia.app.retry import RetryPolicy
-        from maia.subagents.child import request_final_summary
+        from maia.app.summary import request_final_summary
         from maia.workflows.orchestrator import FINAL_RESULT_REQUEST
 
         result = await app.send(task, on_wait=self._on_wait)

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from maia.provider.ratelimit import compile_patterns, parse_delay, reset_from_text, retry_delay
+from maia.config import compile_patterns
+from maia.provider.ratelimit import parse_delay, reset_from_text, retry_delay
 from tests.conftest import fixture_meta
 
 NOW = datetime(2030, 1, 1, 0, 0, 0, tzinfo=UTC)
