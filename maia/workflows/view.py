@@ -42,7 +42,7 @@ class Snapshot:
     @property
     def resumable(self) -> bool:
         """An error with a saved conversation, nothing running it: ``maia resume`` carries it on."""
-        from maia.workflows.resume import parent_path, running_elsewhere
+        from maia.workflows.runstate import parent_path, running_elsewhere
 
         return self.state == "error" and parent_path(self.workflow).is_file() and not running_elsewhere(self.workflow)
 

@@ -373,7 +373,7 @@ class Worker:
 
     def _restore(self, app: Application, task: str) -> str:
         """On a resume, put the saved conversation back: the request to send is then the resume note."""
-        from maia.workflows.resume import RESUME_REQUEST, continue_from, load_parent
+        from maia.workflows.runstate import RESUME_REQUEST, continue_from, load_parent
 
         if not self.options.resume:
             return task
@@ -392,7 +392,7 @@ class Worker:
 
     def _checkpoint(self) -> None:
         """Save the parent's conversation when it changed (what ``maia resume`` carries on from)."""
-        from maia.workflows.resume import save_parent
+        from maia.workflows.runstate import save_parent
 
         app = self.app
         if app is None or app._conversation is None:
@@ -532,7 +532,7 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
     from maia.signals import TERMINATING, forget_signal, on_signal
-    from maia.workflows.resume import try_run_lock
+    from maia.workflows.runstate import try_run_lock
 
     writer = WorkflowLog(workflow.log_path, log)
     task = asyncio.current_task()
