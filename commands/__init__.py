@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("maia.commands.sandbox:sandbox", N_("Show the OS sandbox under shell commands (Linux Landlock).")),
     "sessions": ("maia.commands.sessions:sessions", N_("List, show, rename and delete saved sessions.")),
     "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
+    "worker": ("maia.commands.workflows:worker", N_("Run queued workflows on this machine (Redis Queue).")),
     "workflow": (
         "maia.commands.workflow_view:workflow",
         N_("Show one workflow: state, sub-agents, requests (--watch)."),

@@ -44,6 +44,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "Sandbox": {"enum": ["off", "workspace-write", "read-only"]},
         "SandboxWritableRoots": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxNetwork": {"enum": ["on", "off"]},
+        "Workflows": {
+            "type": "object",
+            "properties": {"queue": {"type": "string", "pattern": "^rediss?://"}},
+        },
     },
 }
 
@@ -63,6 +67,8 @@ _FIXES: dict[str, str] = {
     '"read-only", or "off"',
     "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
     "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
+    "Workflows": '{"queue": "redis://[:password@]host:6379/0"} (rediss:// for TLS): where maia run --queue '
+    "and maia worker share workflows",
 }
 
 _TYPE_NAMES = {
@@ -94,6 +100,7 @@ class Settings:
     sandbox: str | None = None  # "off" | "workspace-write" | "read-only"; None: the system's default
     sandbox_writable_roots: list[str] = field(default_factory=list)
     sandbox_network: str | None = None  # "on" | "off"; None: on
+    queue: str | None = None  # "Workflows": {"queue": URL}: the Redis of maia run --queue and maia worker
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -264,6 +271,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         sandbox=data.get("Sandbox"),
         sandbox_writable_roots=list(data.get("SandboxWritableRoots", [])),
         sandbox_network=data.get("SandboxNetwork"),
+        queue=(data.get("Workflows") or {}).get("queue"),
         warnings=warnings,
     )
 

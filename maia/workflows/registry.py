@@ -341,6 +341,67 @@ class Workflow:
                 _("{path}: cannot read the result: {error}").format(path=self.result_path, error=error)
             ) from None
 
+    # --- the log, saved state, liveness (what another backend stores elsewhere) ------------------
+
+    lost_kind = "process"  # what a lost run lost: its process (here) or its worker (a queue)
+
+    def append_log(self, line: str) -> None:
+        """One line of ``run.log`` (best effort: a log never stops the workflow)."""
+        with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def log_since(self, offset: int) -> tuple[str, int]:
+        """The whole lines of the log after ``offset`` and the offset after them."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return "", offset
+        end = data.rfind(b"\n") + 1  # whole lines only: the rest comes with the next read
+        return data[:end].decode("utf-8", "replace"), offset + end
+
+    def save_state(self, name: str, text: str) -> None:
+        """Save a named state of the run (``parent.json``), atomically; OSError like any write."""
+        write_atomic(self.folder / name, text)
+
+    def load_state(self, name: str) -> str | None:
+        """A named state of the run, None when there is none."""
+        try:
+            return (self.folder / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def has_state(self, name: str) -> bool:
+        """Whether the named state was saved."""
+        return (self.folder / name).is_file()
+
+    def runner_alive(self, record: dict[str, Any]) -> bool:
+        """Whether the process the record names still runs the workflow."""
+        pid = record.get("pid")
+        identity = record.get("processStart")
+        return isinstance(pid, int) and process_alive(pid, identity if isinstance(identity, str) else None)
+
+    def try_run_lock(self) -> Callable[[], None] | None:
+        """Take the run lock (a workflow never runs twice at once): the function that releases it, or None
+        when another process holds it."""
+        from maia.workflows.resume import try_run_lock
+
+        fd = try_run_lock(self)
+        if fd is None:
+            return None
+        return lambda: os.close(fd)  # the lock goes with the descriptor
+
+    def running_elsewhere(self) -> bool:
+        """Whether another process holds the run lock now."""
+        from maia.workflows.resume import running_elsewhere
+
+        return running_elsewhere(self)
+
+    def has_result(self) -> bool:
+        """Whether the final answer was saved."""
+        return self.result_path.exists()
+
     # --- stop ---------------------------------------------------------------------------------
 
     def request_stop(self) -> None:
@@ -350,6 +411,11 @@ class Workflow:
     def stop_requested(self) -> bool:
         """``maia stop`` was run."""
         return self.stop_path.exists()
+
+    def clear_stop(self) -> None:
+        """Forget a ``maia stop`` (of a run that ended)."""
+        with contextlib.suppress(OSError):
+            self.stop_path.unlink()
 
     # --- requests -----------------------------------------------------------------------------
 

@@ -28,7 +28,6 @@ from typing import Any
 
 from maia.errors import MaiaError, UsageError
 from maia.i18n import _
-from maia.storage import write_atomic
 from maia.workflows.registry import FINAL_STATES, Workflow, WorkflowFileError, now_iso
 
 RUN_LOCK = ".run.lock"
@@ -99,7 +98,7 @@ def save_parent(workflow: Workflow, messages: list[Any]) -> None:
     from maia.codec import message_to_dict
 
     data = {"saved": now_iso(), "messages": [message_to_dict(m) for m in messages]}
-    write_atomic(parent_path(workflow), json.dumps(data, ensure_ascii=False) + "\n")
+    workflow.save_state(PARENT_FILE, json.dumps(data, ensure_ascii=False) + "\n")
 
 
 def load_parent(workflow: Workflow) -> list[Any]:
@@ -108,10 +107,11 @@ def load_parent(workflow: Workflow) -> list[Any]:
 
     path = parent_path(workflow)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = workflow.load_state(PARENT_FILE)
+        if text is None:
+            return []
+        data = json.loads(text)
         return [message_from_dict(m) for m in data["messages"]]
-    except FileNotFoundError:
-        return []
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise WorkflowFileError(
             _("{path}: the saved conversation cannot be read ({error}).").format(path=path, error=error)
@@ -139,9 +139,9 @@ def why_not_resumable(workflow: Workflow) -> str | None:
     snap = snapshot(workflow)
     if snap.state == "done":
         return _("The workflow {id} is done: there is nothing to resume.").format(id=workflow.id)
-    if snap.state not in FINAL_STATES or running_elsewhere(workflow):
+    if snap.state not in FINAL_STATES or workflow.running_elsewhere():
         return _("The workflow {id} is still running: stop it first (maia stop {id}).").format(id=workflow.id)
-    if not parent_path(workflow).is_file():
+    if not workflow.has_state(PARENT_FILE):
         return _("The workflow {id} saved no conversation before it ended: start it again with maia run.").format(
             id=workflow.id
         )
@@ -179,8 +179,7 @@ def prepare_resume(workflow: Workflow) -> dict[str, Any]:
         )
 
     record = workflow.update(change)
-    with contextlib.suppress(OSError):
-        workflow.stop_path.unlink()  # a maia stop of the last run is not a stop of this one
+    workflow.clear_stop()  # a maia stop of the last run is not a stop of this one
     requests, _warnings = workflow.requests()
     for request in requests:  # nobody waits for the last run's questions: the new run asks again
         if request.state == "pending":
