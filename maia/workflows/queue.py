@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -249,16 +250,53 @@ def jobs_folder() -> Path:
     return Path(tempfile.gettempdir()) / f"maia-jobs-{uid}"
 
 
-def _write_agents(job: dict[str, Any], scratch: Path) -> Path:
-    """The job's AGENT.md files in ``<scratch>/agents/<name>/``; the parent's file."""
+def without_rules(text: str) -> tuple[str, bool]:
+    """An AGENT.md without the ``permissions:`` of its header, and whether it had some (a header that
+    cannot be read is left as it is: loading it fails with its own error)."""
+    import yaml
+
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return text, False
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        return text, False
+    try:
+        header = yaml.safe_load("".join(lines[1:end]))
+    except yaml.YAMLError:
+        return text, False
+    if not isinstance(header, dict) or "permissions" not in header:
+        return text, False
+    del header["permissions"]
+    dumped = yaml.safe_dump(header, sort_keys=False, allow_unicode=True) if header else ""
+    return "---\n" + dumped + "---\n" + "".join(lines[end + 1 :]), True
+
+
+def _write_agents(workflow: RedisWorkflow, job: dict[str, Any], scratch: Path, trust: bool) -> Path:
+    """The job's AGENT.md files in ``<scratch>/agents/<name>/``; the parent's file. A job brings no
+    permission rules unless the worker's operator trusts jobs (``--trust-jobs``)."""
+    from maia.workflows.ui import WorkflowLog
+
     agents = scratch / "agents"
     shutil.rmtree(agents, ignore_errors=True)
+    log = WorkflowLog(workflow.log_path, None, workflow.append_log)
     for name, text in dict(job.get("agents") or {}).items():
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", str(name)):
             continue  # a name that is not a folder name never becomes a path
+        content = str(text)
+        if not trust:
+            content, dropped = without_rules(content)
+            if dropped:
+                log(
+                    "warn",
+                    _(
+                        "The agent {name} brings permission rules: ignored on this worker (its operator trusts "
+                        "jobs' rules with maia worker --trust-jobs)."
+                    ).format(name=name),
+                )
         folder = agents / str(name)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "AGENT.md").write_text(str(text), encoding="utf-8")
+        (folder / "AGENT.md").write_text(content, encoding="utf-8")
     return agents / str(job["parent"]) / "AGENT.md"
 
 
@@ -297,7 +335,7 @@ def run_job(workflow_id: str) -> str:
     options = RunOptions(
         home=setup.home,
         launch=folder,
-        agent_file=_write_agents(job, scratch),
+        agent_file=_write_agents(workflow, job, scratch, setup.trust_jobs),
         task=job.get("task") if isinstance(job.get("task"), str) else None,
         model=job.get("model") if isinstance(job.get("model"), str) else None,
         timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
@@ -311,7 +349,16 @@ def run_job(workflow_id: str) -> str:
         if job.get("git"):
             _save_patch(workflow, work)
 
+    rq_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     outcome = asyncio.run(run_workflow(workflow, options, None, save_patch))
+    for sig, handler in rq_handlers.items():  # the run's own handlers are gone: RQ's come back
+        signal.signal(sig, handler)
+    if outcome.error == _("Interrupted by a signal."):
+        # the signal stopped the workflow (recorded, resumable); it also stops this worker, which takes no
+        # other job: RQ's warm shutdown, as if the signal had reached it
+        handler = rq_handlers[signal.SIGTERM]
+        if callable(handler):
+            handler(signal.SIGTERM, None)
     return outcome.state
 
 

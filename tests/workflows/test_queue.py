@@ -169,7 +169,7 @@ def test_submitted_from_one_home_run_on_a_worker_approved_from_a_third_read_from
     workflow_id = submit(parent, "write it", redis_url)
     queued = show(workflow_id, homes["approver"], redis_url)
     assert queued["state"] == "pending"
-    worker = start_worker(homes["worker"], redis_url, "w1", "--burst")
+    worker = start_worker(homes["worker"], redis_url, "w1", "--burst", "--trust-jobs")
     try:
         waiting = wait_for(
             workflow_id, homes["approver"], redis_url, lambda s: bool(s["requests"]), "the worker's question"
@@ -305,7 +305,7 @@ def test_git_workflow_works_in_a_clone_and_gives_its_changes_as_a_patch(
     script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "from the worker\n"}), text_stream("Ok."))
     script.add("parent", text_stream("Patched."))
     workflow_id = submit(parent, "add a file", redis_url, "--git", f"file://{bare}@main", "--permission-mode", "allow")
-    worker = start_worker(homes["worker"], redis_url, "w1", "--burst")
+    worker = start_worker(homes["worker"], redis_url, "w1", "--burst", "--trust-jobs")
     try:
         ended = wait_for(workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end")
     finally:
@@ -335,3 +335,71 @@ def test_a_queue_url_that_is_not_redis_is_refused(tmp_path: Path) -> None:
     done = maia("workflows", env={"MAIA_QUEUE": "http://example.invalid"})
     assert done.returncode == 2
     assert "MAIA_QUEUE: 'http://example.invalid' is not a Redis URL" in done.stderr
+
+
+def test_sigterm_stops_the_worker_and_leaves_its_workflow_resumable(
+    redis_url: str,
+    homes: dict[str, Path],
+    script: WorkflowLiteLLM,
+    make_parent: Callable[..., Path],
+    make_sub: Callable[..., Path],
+) -> None:
+    import redis
+
+    make_sub("rev")
+    parent = make_parent()
+    held = Gate()
+    script.add("parent", agent_calls(("rev", "look at the code")))
+    script.add("rev", held.hold(text_stream("never seen")))
+    workflow_id = submit(parent, "review", redis_url, "--permission-mode", "allow")
+    worker = start_worker(homes["worker"], redis_url, "polite")
+    client = redis.Redis.from_url(redis_url)
+    try:
+        assert held.reached.wait(WAIT), "the sub-agent never asked the model"
+        wait_until(
+            lambda: client.hexists(f"maia:wf:{workflow_id}:state", "parent.json"),
+            timeout=WAIT,
+            what="the parent's conversation to be saved",
+        )
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=WAIT)  # the worker ends: it takes no other job
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+        held.open()
+    ended = show(workflow_id, homes["client"], redis_url)
+    assert ended["state"] == "error"
+    assert ended["error"] == "Interrupted by a signal."
+    assert ended["resumable"] is True
+
+
+def test_a_job_brings_no_permission_rules_unless_the_worker_trusts_jobs(
+    redis_url: str,
+    homes: dict[str, Path],
+    script: WorkflowLiteLLM,
+    make_parent: Callable[..., Path],
+    make_sub: Callable[..., Path],
+) -> None:
+    make_sub("rev")
+    parent = make_parent(header="permissions:\n  allow: [Agent]")
+    script.add("parent", agent_calls(("rev", "look")))
+    script.add("rev", text_stream("Looked."))
+    script.add("parent", text_stream("Reviewed."))
+    workflow_id = submit(parent, "review", redis_url)
+    worker = start_worker(homes["worker"], redis_url, "careful", "--burst")
+    try:
+        waiting = wait_for(
+            workflow_id, homes["client"], redis_url, lambda s: bool(s["requests"]), "the question for Agent"
+        )
+        # without --trust-jobs the parent's "allow: [Agent]" is not the worker's rule: the launch asks
+        assert "Agent" in str(waiting["requests"]), waiting
+        approved = maia("approve", workflow_id, env=as_home(homes["approver"], redis_url))
+        assert approved.returncode == 0, approved.stderr
+        ended = wait_for(
+            workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end"
+        )
+    finally:
+        stop_worker(worker)
+    assert ended["state"] == "done", ended
+    logs = maia("logs", workflow_id, env=as_home(homes["client"], redis_url)).stdout
+    assert "The agent boss brings permission rules: ignored on this worker" in logs
