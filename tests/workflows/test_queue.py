@@ -395,11 +395,45 @@ def test_a_job_brings_no_permission_rules_unless_the_worker_trusts_jobs(
         assert "Agent" in str(waiting["requests"]), waiting
         approved = maia("approve", workflow_id, env=as_home(homes["approver"], redis_url))
         assert approved.returncode == 0, approved.stderr
-        ended = wait_for(
-            workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end"
-        )
+        ended = wait_for(workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end")
     finally:
         stop_worker(worker)
     assert ended["state"] == "done", ended
     logs = maia("logs", workflow_id, env=as_home(homes["client"], redis_url)).stdout
     assert "The agent boss brings permission rules: ignored on this worker" in logs
+
+
+def test_a_worker_with_concurrency_runs_workflows_at_once_and_a_queued_one_stops_at_once(
+    redis_url: str,
+    homes: dict[str, Path],
+    script: WorkflowLiteLLM,
+    make_parent: Callable[..., Path],
+    make_sub: Callable[..., Path],
+) -> None:
+    make_sub("rev")
+    parent = make_parent()
+    first, second = Gate(), Gate()
+    script.add("parent", first.hold(text_stream("first")), second.hold(text_stream("second")))
+    ids = [submit(parent, f"task {n}", redis_url) for n in (1, 2)]
+    never = submit(parent, "never run", redis_url)
+    stopped = maia("stop", never, env=as_home(homes["client"], redis_url))
+    assert stopped.returncode == 0, stopped.stderr
+    assert show(never, homes["client"], redis_url)["label"] == "error (stopped)"
+    worker = start_worker(homes["worker"], redis_url, "pair", "--concurrency", "2", "--burst")
+    try:
+        # both held at once: two workflows run together
+        assert first.reached.wait(WAIT) and second.reached.wait(WAIT), "the two workflows did not run at once"
+        first.open()
+        second.open()
+        for workflow_id in ids:
+            ended = wait_for(
+                workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end"
+            )
+            assert ended["state"] == "done", ended
+        worker.communicate(timeout=WAIT)  # --burst: the workers end with the queue
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+    assert worker.returncode == 0
+    assert script.seen("parent") == 2  # the stopped one never reached the model
+    assert "Stopped by maia stop before it started." in str(show(never, homes["client"], redis_url)["error"])
