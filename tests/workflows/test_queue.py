@@ -437,3 +437,43 @@ def test_a_worker_with_concurrency_runs_workflows_at_once_and_a_queued_one_stops
     assert worker.returncode == 0
     assert script.seen("parent") == 2  # the stopped one never reached the model
     assert "Stopped by maia stop before it started." in str(show(never, homes["client"], redis_url)["error"])
+
+
+def test_reply_from_a_home_whose_settings_name_the_queue(
+    redis_url: str,
+    homes: dict[str, Path],
+    script: WorkflowLiteLLM,
+    make_parent: Callable[..., Path],
+    make_sub: Callable[..., Path],
+) -> None:
+    make_sub("rev")
+    parent = make_parent()
+    script.add("parent", tool_stream("RequestIntervention", {"question": "Which branch?"}), text_stream("Used main."))
+    workflow_id = submit(parent, "pick a branch", redis_url)
+    settings = json.loads((homes["client"] / "settings.json").read_text())
+    settings["Workflows"] = {"queue": redis_url}
+    (homes["approver"] / "settings.json").write_text(json.dumps(settings))
+    by_settings = {"MAIA_HOME": str(homes["approver"])}  # no MAIA_QUEUE: the settings name the queue
+    worker = start_worker(homes["worker"], redis_url, "w1", "--burst")
+    try:
+        wait_for(workflow_id, homes["client"], redis_url, lambda s: bool(s["requests"]), "the question")
+        replied = maia("reply", workflow_id, "main", env=by_settings)
+        assert replied.returncode == 0, replied.stderr
+        assert replied.stdout.strip() == f"Answered r1 of {workflow_id}."
+        again = maia("reply", workflow_id, "develop", env=by_settings)
+        assert again.returncode == 2
+        ended = wait_for(workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end")
+    finally:
+        stop_worker(worker)
+    assert ended["state"] == "done", ended
+    body = script.requests["parent"][-1]
+    assert "The user answered:\nmain" in json.dumps(body["messages"], ensure_ascii=False).replace("\\n", "\n")
+
+
+def test_a_settings_queue_that_is_not_redis_names_the_field_and_the_fix(
+    home: Path, write_settings: Callable[..., Path]
+) -> None:
+    write_settings(Workflows={"queue": "http://example.invalid"})
+    done = maia("models")
+    assert done.returncode != 0
+    assert "Workflows" in done.stderr and "redis://" in done.stderr, done.stderr
