@@ -37,6 +37,11 @@ from .workflow_common import find, registry, styler, warn_all
     metavar="URL[@REF]",
     help=_("On a queue: the worker works in a clone of this repository (maia result ID --patch)."),
 )
+@click.option(
+    "--branch",
+    metavar="NAME",
+    help=_("With --git: the changes become one commit on this branch, given as a patch (nothing is pushed)."),
+)
 @click.option("--workflow-id", hidden=True)
 def run(
     agent_file: Path,
@@ -48,6 +53,7 @@ def run(
     permission_mode: str | None,
     queue: str | None,
     git: str | None,
+    branch: str | None,
     workflow_id: str | None,
 ) -> None:
     """Run the workflow whose parent agent is AGENT_FILE (an AGENT.md, or its folder) on TASK.
@@ -64,6 +70,7 @@ def run(
 
     Exit codes: 0 done, 1 error or time limit, 2 bad usage (file, model, option), 130 stopped.
     """
+    import re
     import sys
 
     from maia.errors import UsageError
@@ -87,7 +94,11 @@ def run(
     url = queue_url(queue)
     if url is None and git:
         raise UsageError(_("--git needs a queue: give --queue URL (or set MAIA_QUEUE)."))
-    _start(agent_file, task, model, detach, quiet, seconds, permission_mode, url, git)
+    if branch is not None and not git:
+        raise UsageError(_("--branch names the commit of a --git workflow: give --git URL too."))
+    if branch is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}", branch):
+        raise UsageError(_("--branch: {name!r} is not a branch name (letters, digits, . _ / -).").format(name=branch))
+    _start(agent_file, task, model, detach, quiet, seconds, permission_mode, url, git, branch)
 
 
 def _start(
@@ -100,6 +111,7 @@ def _start(
     permission_mode: str | None,
     queue: str | None = None,
     git: str | None = None,
+    branch: str | None = None,
 ) -> None:
     import asyncio
     import sys
@@ -124,7 +136,7 @@ def _start(
         detached=detach or queue is not None,
     )
     if queue is not None:
-        _enqueue(options, queue, git, quiet)
+        _enqueue(options, queue, git, branch, quiet)
         return
     workflow = registry().create(new_record(options))
     try:
@@ -157,7 +169,7 @@ def _start(
     _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
 
 
-def _enqueue(options: object, url: str, git: str | None, quiet: bool) -> None:
+def _enqueue(options: object, url: str, git: str | None, branch: str | None, quiet: bool) -> None:
     """``maia run --queue``: record the workflow and its job in the queue's registry, print its id."""
     from maia.workflows.orchestrator import AgentFileError
     from maia.workflows.queue import connect, enqueue, job_for
@@ -172,7 +184,7 @@ def _enqueue(options: object, url: str, git: str | None, quiet: bool) -> None:
         warn(_("The workflow {id} is recorded as failed.").format(id=workflow.id))
         raise
     warn_all(orchestrator.warnings)
-    workflow.write_job(job_for(orchestrator, options, orchestrator.layout.cwd, git))
+    workflow.write_job(job_for(orchestrator, options, orchestrator.layout.cwd, git, branch))
     enqueue(context, workflow)
     click.echo(workflow.id)
     if not quiet:

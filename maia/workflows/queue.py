@@ -131,7 +131,9 @@ def parse_git(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def job_for(orchestrator: Orchestrator, options: Any, folder: Path | None, git: str | None) -> dict[str, Any]:
+def job_for(
+    orchestrator: Orchestrator, options: Any, folder: Path | None, git: str | None, branch: str | None = None
+) -> dict[str, Any]:
     """What the worker needs: the agent files as text, the task and limits, where to work."""
     files = {orchestrator.name: orchestrator.definition.path.read_text(encoding="utf-8")}
     for name in orchestrator.mentioned:
@@ -151,6 +153,7 @@ def job_for(orchestrator: Orchestrator, options: Any, folder: Path | None, git: 
         "folder": None if git else str(folder),
         "git": git_url,
         "ref": git_ref,
+        "branch": branch if git else None,
     }
 
 
@@ -300,11 +303,28 @@ def _write_agents(workflow: RedisWorkflow, job: dict[str, Any], scratch: Path, t
     return agents / str(job["parent"]) / "AGENT.md"
 
 
-def _save_patch(workflow: RedisWorkflow, work: Path) -> None:
-    """The changes of a cloned folder, as a patch for ``maia result --patch``."""
+def _save_patch(workflow: RedisWorkflow, work: Path, branch: str | None, task: str | None) -> None:
+    """The changes of a cloned folder, as a patch for ``maia result --patch``: a diff for ``git apply``, or
+    with ``branch`` one commit on that branch for ``git am`` (nothing is pushed)."""
     git = ["git", "-C", str(work)]
-    subprocess.run([*git, "add", "-A"], capture_output=True, stdin=subprocess.DEVNULL)
-    done = subprocess.run([*git, "diff", "--cached", "--binary", "HEAD"], capture_output=True, stdin=subprocess.DEVNULL)
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([*git, *args], capture_output=True, stdin=subprocess.DEVNULL)
+
+    run("add", "-A")
+    if branch and run("diff", "--cached", "--quiet", "HEAD").returncode == 1:
+        title = (task or "").strip().splitlines()[0][:72] if (task or "").strip() else f"maia workflow {workflow.id}"
+        run("checkout", "-q", "-B", branch)
+        committed = run(
+            "-c", "user.name=MAIA", "-c", "user.email=maia@localhost",
+            "commit", "-q", "--no-verify", "-m", title, "-m", f"Workflow {workflow.id} ({branch}).",
+        )  # fmt: skip
+        if committed.returncode == 0:
+            done = run("format-patch", "--stdout", "-1", "HEAD")
+            if done.returncode == 0:
+                workflow.save_state(PATCH_STATE, done.stdout.decode("utf-8", "replace"))
+                return
+    done = run("diff", "--cached", "--binary", "HEAD")
     if done.returncode == 0:
         workflow.save_state(PATCH_STATE, done.stdout.decode("utf-8", "replace"))
 
@@ -347,7 +367,8 @@ def run_job(workflow_id: str) -> str:
 
     def save_patch() -> None:  # before the end is recorded: a finished workflow has its patch
         if job.get("git"):
-            _save_patch(workflow, work)
+            branch = job.get("branch")
+            _save_patch(workflow, work, branch if isinstance(branch, str) else None, options.task)
 
     rq_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     outcome = asyncio.run(run_workflow(workflow, options, None, save_patch))

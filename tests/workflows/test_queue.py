@@ -321,6 +321,54 @@ def test_git_workflow_works_in_a_clone_and_gives_its_changes_as_a_patch(
     assert (source / "out.txt").read_text() == "from the worker\n"
 
 
+def test_git_workflow_with_a_branch_gives_one_commit_for_git_am(
+    redis_url: str,
+    homes: dict[str, Path],
+    script: WorkflowLiteLLM,
+    make_parent: Callable[..., Path],
+    make_sub: Callable[..., Path],
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "README").write_text("hello\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for command in (["init", "-q", "-b", "main"], ["add", "README"], ["commit", "-q", "-m", "first"]):
+        subprocess.run([*git, "-C", str(source), *command], check=True)
+    bare = tmp_path / "repo.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    make_sub("rev")
+    parent = make_parent(header="permissions:\n  allow: [Agent]")
+    script.add("parent", agent_calls(("rev", "write the file")))
+    script.add("rev", tool_stream("Write", {"path": "out.txt", "content": "from the worker\n"}), text_stream("Ok."))
+    script.add("parent", text_stream("Patched."))
+    workflow_id = submit(
+        parent, "add a file", redis_url, "--git", f"file://{bare}@main", "--permission-mode", "allow",
+        "--branch", "maia/add-file",
+    )  # fmt: skip
+    worker = start_worker(homes["worker"], redis_url, "w1", "--burst", "--trust-jobs")
+    try:
+        ended = wait_for(workflow_id, homes["client"], redis_url, lambda s: s["state"] in ("done", "error"), "the end")
+    finally:
+        stop_worker(worker)
+    assert ended["state"] == "done", ended
+    patch = maia("result", workflow_id, "--patch", env=as_home(homes["client"], redis_url))
+    assert patch.returncode == 0, patch.stderr
+    logs = maia("logs", workflow_id, env=as_home(homes["client"], redis_url)).stdout
+    assert "+++ b/out.txt" in patch.stdout, logs
+    assert "+from the worker" in patch.stdout
+    assert "Subject: [PATCH] add a file" in patch.stdout
+    assert "maia/add-file" in patch.stdout
+    applied = subprocess.run([*git, "-C", str(source), "am", "-q"], input=patch.stdout, text=True)
+    assert applied.returncode == 0
+    assert (source / "out.txt").read_text() == "from the worker\n"
+    subject = subprocess.run(["git", "-C", str(source), "log", "-1", "--format=%s %an"], capture_output=True, text=True)
+    assert subject.stdout.strip() == "add a file MAIA"
+    assert (
+        "maia/add-file" not in subprocess.run(["git", "-C", str(bare), "branch"], capture_output=True, text=True).stdout
+    )
+
+
 def test_without_the_queue_extra_the_command_says_how_to_install_it(tmp_path: Path) -> None:
     blocker = tmp_path / "block"
     blocker.mkdir()
