@@ -26,33 +26,10 @@ from maia.errors import MaiaError, UsageError
 from maia.i18n import _
 from maia.workflows.registry import FINAL_STATES, Workflow, WorkflowFileError
 from maia.workflows.runstate import (
-    INTERRUPTED_CALL,
     PARENT_FILE,
-    RESUME_REQUEST,
-    RUN_LOCK,
-    continue_from,
-    load_parent,
-    parent_path,
-    run_lock,
-    running_elsewhere,
-    save_parent,
-    try_run_lock,
 )
 
-__all__ = [
-    "INTERRUPTED_CALL",
-    "PARENT_FILE",
-    "RESUME_REQUEST",
-    "RUN_LOCK",
-    "NotResumable",
-    "continue_from",
-    "load_parent",
-    "parent_path",
-    "run_lock",
-    "running_elsewhere",
-    "save_parent",
-    "try_run_lock",
-]
+# --- resumable? --------------------------------------------------------------------------------
 
 
 class NotResumable(UsageError):
@@ -66,9 +43,9 @@ def why_not_resumable(workflow: Workflow) -> str | None:
     snap = snapshot(workflow)
     if snap.state == "done":
         return _("The workflow {id} is done: there is nothing to resume.").format(id=workflow.id)
-    if snap.state not in FINAL_STATES or running_elsewhere(workflow):
+    if snap.state not in FINAL_STATES or workflow.running_elsewhere():
         return _("The workflow {id} is still running: stop it first (maia stop {id}).").format(id=workflow.id)
-    if not parent_path(workflow).is_file():
+    if not workflow.has_state(PARENT_FILE):
         return _("The workflow {id} saved no conversation before it ended: start it again with maia run.").format(
             id=workflow.id
         )
@@ -106,8 +83,7 @@ def prepare_resume(workflow: Workflow) -> dict[str, Any]:
         )
 
     record = workflow.update(change)
-    with contextlib.suppress(OSError):
-        workflow.stop_path.unlink()  # a maia stop of the last run is not a stop of this one
+    workflow.clear_stop()  # a maia stop of the last run is not a stop of this one
     requests, _warnings = workflow.requests()
     for request in requests:  # nobody waits for the last run's questions: the new run asks again
         if request.state == "pending":

@@ -3,19 +3,21 @@ resumed run carries on from (what the worker and the views read; resuming itself
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from maia.i18n import _
-from maia.storage import write_atomic
-from maia.workflows.registry import Workflow, WorkflowFileError, now_iso
+from maia.workflows.registry import (
+    RUN_LOCK,
+    Workflow,
+    WorkflowFileError,
+    now_iso,
+    run_lock,
+    running_elsewhere,
+    try_run_lock,
+)
 
-RUN_LOCK = ".run.lock"
 PARENT_FILE = "parent.json"
 # what the parent's model reads when its workflow is resumed (model-facing, like the agent's own marks)
 RESUME_REQUEST = (
@@ -28,45 +30,20 @@ INTERRUPTED_CALL = (
     "state before relying on it."
 )
 
+__all__ = [
+    "INTERRUPTED_CALL",
+    "PARENT_FILE",
+    "RESUME_REQUEST",
+    "RUN_LOCK",
+    "continue_from",
+    "load_parent",
+    "parent_path",
+    "run_lock",
+    "running_elsewhere",
+    "save_parent",
+    "try_run_lock",
+]
 
-# --- the run lock ------------------------------------------------------------------------------
-
-
-def try_run_lock(workflow: Workflow) -> int | None:
-    """Take the workflow's run lock (an open descriptor to keep), or None when another process holds it."""
-    fd = os.open(workflow.folder / RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o666)  # close-on-exec: children never hold it
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
-
-
-@contextlib.contextmanager
-def run_lock(workflow: Workflow) -> Iterator[bool]:
-    """Hold the run lock for the block; yields False (and holds nothing) when another process runs it."""
-    fd = try_run_lock(workflow)
-    try:
-        yield fd is not None
-    finally:
-        if fd is not None:
-            os.close(fd)  # the lock goes with the descriptor
-
-
-def running_elsewhere(workflow: Workflow) -> bool:
-    """Whether a process holds the workflow's run lock now."""
-    try:
-        with run_lock(workflow) as free:
-            return not free
-    except OSError:
-        return False  # a folder that cannot hold the lock file: nothing runs there either
-
-
-# --- the parent's conversation -----------------------------------------------------------------
 
 
 def parent_path(workflow: Workflow) -> Path:
@@ -79,7 +56,7 @@ def save_parent(workflow: Workflow, messages: list[Any]) -> None:
     from maia.codec import message_to_dict
 
     data = {"saved": now_iso(), "messages": [message_to_dict(m) for m in messages]}
-    write_atomic(parent_path(workflow), json.dumps(data, ensure_ascii=False) + "\n")
+    workflow.save_state(PARENT_FILE, json.dumps(data, ensure_ascii=False) + "\n")
 
 
 def load_parent(workflow: Workflow) -> list[Any]:
@@ -88,10 +65,11 @@ def load_parent(workflow: Workflow) -> list[Any]:
 
     path = parent_path(workflow)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = workflow.load_state(PARENT_FILE)
+        if text is None:
+            return []
+        data = json.loads(text)
         return [message_from_dict(m) for m in data["messages"]]
-    except FileNotFoundError:
-        return []
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise WorkflowFileError(
             _("{path}: the saved conversation cannot be read ({error}).").format(path=path, error=error)
@@ -107,6 +85,3 @@ def continue_from(messages: list[Any]) -> list[Any]:
         results = [ToolResultBlock(call.id, INTERRUPTED_CALL, True) for call in messages[-1].tool_uses]
         return [*messages, Message("user", list(results))]
     return list(messages)
-
-
-# --- resumable? --------------------------------------------------------------------------------
