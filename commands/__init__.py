@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "stop": ("maia.commands.workflow_steer:stop", N_("Stop a running workflow.")),
     "trust": ("maia.commands.trust:trust", N_("Show what a folder grants and trust it (--list, --revoke).")),
+    "worker": ("maia.commands.workflows:worker", N_("Run queued workflows on this machine (Redis Queue).")),
     "workflow": (
         "maia.commands.workflow_view:workflow",
         N_("Show one workflow: state, sub-agents, requests (--watch)."),

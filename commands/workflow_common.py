@@ -48,11 +48,25 @@ def styler(stream: IO[str] | None = None) -> Callable[[str, str], str]:
     return style
 
 
-def registry() -> WorkflowRegistry:
-    """``~/.maia/workflows`` of this MAIA home."""
+def registry(queue: str | None = None) -> WorkflowRegistry:
+    """The one place the backend is chosen: the queue's registry on Redis when a queue is given (``--queue``,
+    ``MAIA_QUEUE`` or ``Workflows.queue`` in settings.json), else ``~/.maia/workflows`` of this MAIA home."""
     from maia.workflows.registry import WorkflowRegistry
 
-    return WorkflowRegistry(environment().home)
+    home = environment().home
+    url = queue_url(queue)
+    if url is not None:
+        from maia.workflows.queue import connect
+
+        return connect(url, home).registry
+    return WorkflowRegistry(home)
+
+
+def queue_url(queue: str | None = None) -> str | None:
+    """The queue's URL, None when no queue is configured."""
+    from maia.workflows.queue import queue_url as resolve
+
+    return resolve(queue, environment().home)
 
 
 def find(ref: str) -> Workflow:

@@ -118,17 +118,9 @@ def logs(ref: str, follow: bool) -> None:
 
     def show_new() -> None:
         nonlocal offset
-        try:
-            with open(target.log_path, "rb") as handle:
-                handle.seek(offset)
-                data = handle.read()
-        except FileNotFoundError:
-            return
-        end = data.rfind(b"\n") + 1  # whole lines only: the rest comes with the next read
-        if end:
-            text = data[:end].decode("utf-8", "replace")
+        text, offset = target.log_since(offset)
+        if text:
             click.echo(inert(text) if tty else text, nl=False)
-            offset += end
 
     show_new()
     while follow:
@@ -141,7 +133,8 @@ def logs(ref: str, follow: bool) -> None:
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("ref", shell_complete=complete_workflows)
-def result(ref: str) -> None:
+@click.option("--patch", is_flag=True, help=_("The changes of a --git workflow, as a patch for git apply."))
+def result(ref: str, patch: bool) -> None:
     """The workflow's final answer (result.md): exit 1 when it ended in error, 2 while it runs."""
     import sys
 
@@ -150,6 +143,18 @@ def result(ref: str) -> None:
     from maia.workflows.view import snapshot
 
     snap = snapshot(find(ref))
+    if patch:
+        from maia.workflows.queue import PATCH_STATE
+
+        changes = snap.workflow.load_state(PATCH_STATE) if snap.final else None
+        if changes is None:
+            raise UsageError(
+                _("The workflow {id} has no patch: only a finished workflow run with --git has one.").format(
+                    id=snap.workflow.id
+                )
+            )
+        click.echo(changes, nl=False)
+        return
     if not snap.final:
         raise UsageError(
             _("The workflow {id} has not ended ({label}): maia workflow {id} --watch follows it.").format(

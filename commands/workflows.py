@@ -26,6 +26,22 @@ from .workflow_common import find, registry, styler, warn_all
     type=click.Choice(["wait", "deny", "allow"]),
     help=_("Questions: wait for maia approve (default), or refuse / allow them at once."),
 )
+@click.option(
+    "--queue",
+    metavar="URL",
+    help=_("Put the workflow on this Redis queue for maia worker (default: MAIA_QUEUE, Workflows.queue)."),
+)
+@click.option(
+    "--git",
+    "git",
+    metavar="URL[@REF]",
+    help=_("On a queue: the worker works in a clone of this repository (maia result ID --patch)."),
+)
+@click.option(
+    "--branch",
+    metavar="NAME",
+    help=_("With --git: the changes become one commit on this branch, given as a patch (nothing is pushed)."),
+)
 @click.option("--workflow-id", hidden=True)
 def run(
     agent_file: Path,
@@ -35,6 +51,9 @@ def run(
     quiet: bool,
     timeout: str | None,
     permission_mode: str | None,
+    queue: str | None,
+    git: str | None,
+    branch: str | None,
     workflow_id: str | None,
 ) -> None:
     """Run the workflow whose parent agent is AGENT_FILE (an AGENT.md, or its folder) on TASK.
@@ -45,8 +64,13 @@ def run(
     maia approve (or maia reply for the parent's questions). Follow it with maia workflow ID
     --watch and maia logs ID -f; stop it with maia stop ID. TASK - reads the task from stdin.
 
+    With a queue (--queue URL, MAIA_QUEUE or Workflows.queue in settings.json) the workflow is put
+    on the queue and its id printed at once: a maia worker runs it, in the launch folder's path on
+    its machine or in a clone of --git URL[@REF].
+
     Exit codes: 0 done, 1 error or time limit, 2 bad usage (file, model, option), 130 stopped.
     """
+    import re
     import sys
 
     from maia.errors import UsageError
@@ -65,7 +89,16 @@ def run(
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(_("TASK is -: pipe the task on stdin."))
         task = sys.stdin.read()
-    _start(agent_file, task, model, detach, quiet, seconds, permission_mode)
+    from .workflow_common import queue_url
+
+    url = queue_url(queue)
+    if url is None and git:
+        raise UsageError(_("--git needs a queue: give --queue URL (or set MAIA_QUEUE)."))
+    if branch is not None and not git:
+        raise UsageError(_("--branch names the commit of a --git workflow: give --git URL too."))
+    if branch is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}", branch):
+        raise UsageError(_("--branch: {name!r} is not a branch name (letters, digits, . _ / -).").format(name=branch))
+    _start(agent_file, task, model, detach, quiet, seconds, permission_mode, url, git, branch)
 
 
 def _start(
@@ -76,6 +109,9 @@ def _start(
     quiet: bool,
     timeout: float | None,
     permission_mode: str | None,
+    queue: str | None = None,
+    git: str | None = None,
+    branch: str | None = None,
 ) -> None:
     import asyncio
     import sys
@@ -97,8 +133,11 @@ def _start(
         model=model,
         timeout=timeout,
         permission_mode=permission_mode,  # type: ignore[arg-type]  # click.Choice
-        detached=detach,
+        detached=detach or queue is not None,
     )
+    if queue is not None:
+        _enqueue(options, queue, git, branch, quiet)
+        return
     workflow = registry().create(new_record(options))
     try:
         orchestrator = check_agent_file(workflow, options)
@@ -128,6 +167,33 @@ def _start(
         click.echo(style("title", _("Workflow {id}").format(id=workflow.id)), err=True)
     outcome = asyncio.run(run_workflow(workflow, options, None if quiet else echo))
     _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
+
+
+def _enqueue(options: object, url: str, git: str | None, branch: str | None, quiet: bool) -> None:
+    """``maia run --queue``: record the workflow and its job in the queue's registry, print its id."""
+    from maia.workflows.orchestrator import AgentFileError
+    from maia.workflows.queue import connect, enqueue, job_for
+    from maia.workflows.worker import RunOptions, check_agent_file, new_record
+
+    assert isinstance(options, RunOptions)
+    context = connect(url, options.home)
+    workflow = context.registry.create(new_record(options))
+    try:
+        orchestrator = check_agent_file(workflow, options)
+    except AgentFileError:
+        warn(_("The workflow {id} is recorded as failed.").format(id=workflow.id))
+        raise
+    warn_all(orchestrator.warnings)
+    workflow.write_job(job_for(orchestrator, options, orchestrator.layout.cwd, git, branch))
+    enqueue(context, workflow)
+    click.echo(workflow.id)
+    if not quiet:
+        click.echo(
+            _("Queued: maia worker runs it. Follow it: maia workflow {id} --watch · maia logs {id} -f").format(
+                id=workflow.id
+            ),
+            err=True,
+        )
 
 
 def _run_worker(workflow_id: str) -> None:
@@ -184,7 +250,24 @@ def resume(ref: str, detach: bool, quiet: bool) -> None:
 
     from maia.workflows.resume import resume_detached, resume_here
 
+    from .workflow_common import queue_url
+
     env = environment()
+    url = queue_url()
+    if url is not None:
+        from maia.workflows.queue import connect, enqueue
+        from maia.workflows.redis_store import RedisWorkflow
+        from maia.workflows.resume import prepare_resume
+
+        context = connect(url, env.home)
+        queued = context.registry.find(ref)
+        assert isinstance(queued, RedisWorkflow)
+        prepare_resume(queued)
+        enqueue(context, queued)
+        click.echo(queued.id)
+        if not quiet:
+            click.echo(_("Queued again: a maia worker carries it on."), err=True)
+        return
     target = find(ref)
     if detach:
         resume_detached(target, env.home, env.launch)
@@ -206,3 +289,59 @@ def resume(ref: str, detach: bool, quiet: bool) -> None:
         click.echo(style("title", _("Workflow {id}").format(id=target.id)), err=True)
     outcome = asyncio.run(resume_here(target, env.home, env.launch, None if quiet else echo))
     _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--queue", metavar="URL", help=_("The Redis queue (default: MAIA_QUEUE, Workflows.queue)."))
+@click.option("--concurrency", "-c", type=click.IntRange(1, 64), default=1, help=_("Workflows run at once."))
+@click.option("--burst", is_flag=True, help=_("Stop when the queue is empty."))
+@click.option("--name", metavar="NAME", help=_("The worker's name (default: host name and process id)."))
+@click.option("--trust-jobs", is_flag=True, help=_("Trust the permission rules the jobs' agents bring."))
+def worker(queue: str | None, concurrency: int, burst: bool, name: str | None, trust_jobs: bool) -> None:
+    """Run the workflows put on the queue by maia run --queue, with this machine's settings, trust
+    and sandbox.
+
+    A job brings its agents' AGENT.md files, its task and where to work, never settings or keys.
+    A worker killed mid-job leaves its workflow in error (worker lost) once its heartbeat expires;
+    maia resume ID queues it again. SIGTERM stops the worker: its workflow ends in error, resumable.
+    """
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from maia.errors import UsageError
+    from maia.workflows.queue import WorkerSetup, require_packages, work
+
+    from .workflow_common import queue_url
+
+    require_packages()
+    env = environment()
+    url = queue_url(queue)
+    if url is None:
+        raise UsageError(_("No queue: give --queue URL, set MAIA_QUEUE, or Workflows.queue in settings.json."))
+    base = name or f"{socket.gethostname()}-{os.getpid()}"
+    if concurrency == 1:
+        work(WorkerSetup(env.home, url, base, trust_jobs), burst)
+        return
+    # one process per workflow at once: a killed one loses only its own workflow
+    children = []
+    for number in range(1, concurrency + 1):
+        command = [sys.executable, "-m", "maia", "worker", "--name", f"{base}-{number}"]
+        command += ["--burst"] if burst else []
+        command += ["--trust-jobs"] if trust_jobs else []
+        # the URL (and its password) in the environment, off the process list
+        child_env = {**os.environ, "MAIA_QUEUE": url, "MAIA_HOME": str(env.home)}
+        children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, env=child_env))
+
+    def forward(sig: int, _frame: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    codes = [child.wait() for child in children]
+    if any(codes):
+        raise SystemExit(max(codes))

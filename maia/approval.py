@@ -25,6 +25,7 @@ from maia.contracts import Approval, Tool
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.parts import Part
+from maia.permissions.paths import inside_launch
 from maia.permissions.subject import CommandSubject, McpSubject, NameSubject, PathSubject, UrlSubject, subject_of
 from maia.tools.registry import traits_of
 
@@ -43,24 +44,6 @@ def relative_to_launch(path: str, launch: Path) -> tuple[Path, str | None]:
         return absolute, absolute.relative_to(launch).as_posix()
     except ValueError:
         return absolute, None
-
-
-def inside_launch(path: str, launch: Path) -> bool:
-    """Whether ``path`` lies inside the launch folder both as the tools open it (normalised) and where
-    it really leads (links resolved; a file not there yet: its nearest existing folder's real path,
-    then the rest), against the launch folder's real path."""
-    from maia.permissions.paths import case_insensitive, locations
-
-    lexical, real = locations(path, launch)
-    base, real_base = os.path.normpath(launch), os.path.realpath(launch)
-    fold = case_insensitive(real_base)
-
-    def within(candidate: str, root: str) -> bool:
-        if fold:
-            candidate, root = candidate.casefold(), root.casefold()
-        return candidate == root or candidate.startswith(root.rstrip("/") + "/")
-
-    return within(lexical, base) and within(real, real_base)
 
 
 def write_detail(tool: str, tool_input: Mapping[str, Any], launch: Path) -> str | None:

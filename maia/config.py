@@ -54,6 +54,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "SandboxHiddenPaths": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "SandboxNetwork": {"enum": ["on", "off"]},
         "Mode": {"enum": ["ask", "edits", "auto", "plan"]},
+        "Workflows": {
+            "type": "object",
+            "properties": {"queue": {"type": "string", "pattern": "^rediss?://"}},
+        },
     },
 }
 
@@ -80,6 +84,8 @@ _FIXES: dict[str, str] = {
     "SandboxWritableRoots": 'a list of folders sandboxed commands may also write to, e.g. ["~/.cache", "../shared"]',
     "SandboxNetwork": '"on" (the default) or "off" (TCP connect and bind refused inside the sandbox)',
     "Mode": 'the approval mode a chat or maia ask starts in: "ask" (the default), "edits", "auto" or "plan"',
+    "Workflows": '{"queue": "redis://[:password@]host:6379/0"} (rediss:// for TLS): where maia run --queue '
+    "and maia worker share workflows",
 }
 
 _TYPE_NAMES = {
@@ -116,6 +122,7 @@ class Settings:
     sandbox_hidden_paths: list[str] = field(default_factory=list)
     sandbox_network: str | None = None  # "on" | "off"; None: on
     mode: str = "ask"  # the approval mode to start in: "ask" | "edits" | "auto" | "plan"
+    queue: str | None = None  # "Workflows": {"queue": URL}: the Redis of maia run --queue and maia worker
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -336,6 +343,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
         sandbox_hidden_paths=list(data.get("SandboxHiddenPaths", [])),
         sandbox_network=data.get("SandboxNetwork"),
         mode=data.get("Mode", "ask"),
+        queue=(data.get("Workflows") or {}).get("queue"),
         warnings=warnings,
     )
 

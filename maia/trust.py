@@ -28,17 +28,26 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import importlib
 import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from maia.i18n import _
 
 TRUST_FILE = "trust.json"
 VERSION = 1
+
+
+def _mechanism(name: str) -> ModuleType:
+    """A granting mechanism's module, loaded by name. The trust store sits below every layer that asks
+    whether a folder is trusted (rules, MCP servers, tools, agents, hooks, commands) and reads the files
+    of all of them: its collectors load those modules when they run, never at import."""
+    return importlib.import_module(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +147,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _settings_grants(launch: Path, home: Path) -> list[Grant]:
     from maia.paths import settings_path
-    from maia.permissions.rules import INERT_KEY
+    INERT_KEY = _mechanism("maia.permissions.rules").INERT_KEY
 
     grants: list[Grant] = []
     for path in (launch / ".maia" / "settings.json", launch / ".maia" / "settings.local.json"):
@@ -161,7 +170,12 @@ def _settings_grants(launch: Path, home: Path) -> list[Grant]:
 
 
 def _mcp_grants(launch: Path, home: Path) -> list[Grant]:
-    from maia.mcp.config import project_config_path, read_servers_file, user_config_path
+    mcp = _mechanism("maia.mcp.config")
+    project_config_path, read_servers_file, user_config_path = (
+        mcp.project_config_path,
+        mcp.read_servers_file,
+        mcp.user_config_path,
+    )
 
     path = project_config_path(launch)
     if _same_file(path, user_config_path(home)):
@@ -203,7 +217,12 @@ def _tool_grants(launch: Path, home: Path) -> list[Grant]:
 
 def _agent_grants(launch: Path, home: Path) -> list[Grant]:
     """Agents of ``.maia/agents``, and workflow folders right in the folder (``maia run FOLDER/boss``)."""
-    from maia.subagents.definitions import AGENT_FILES, DefinitionError, parse_agent
+    definitions = _mechanism("maia.subagents.definitions")
+    AGENT_FILES, DefinitionError, parse_agent = (
+        definitions.AGENT_FILES,
+        definitions.DefinitionError,
+        definitions.parse_agent,
+    )
 
     grants: list[Grant] = []
     for base in (launch / ".maia" / "agents", launch):
@@ -230,7 +249,7 @@ def _agent_grants(launch: Path, home: Path) -> list[Grant]:
 # Each returns what one mechanism's files in the launch folder grant. A later mechanism that runs
 # code from the project adds its collector here: its files then count in the question and the digest.
 def _hook_grants(launch: Path, home: Path) -> list[Grant]:
-    from maia.app.hooks import project_hooks
+    project_hooks = _mechanism("maia.app.hooks").project_hooks
 
     # matcher and timeout are in the line: a broadened matcher is a new grant, asked about again
     return [
@@ -240,7 +259,7 @@ def _hook_grants(launch: Path, home: Path) -> list[Grant]:
 
 
 def _command_grants(launch: Path, home: Path) -> list[Grant]:
-    from maia.custom_commands import project_command_files
+    project_command_files = _mechanism("maia.custom_commands").project_command_files
 
     grants: list[Grant] = []
     for name, path in project_command_files(launch):

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maia.approval import inside_launch
 from maia.contracts import PermissionCheck, Tool
 from maia.errors import ConfigError
 from maia.i18n import _
 from maia.permissions.engine import Decision
+from maia.permissions.paths import inside_launch
 from maia.permissions.rules import Verdict
 from maia.storage import write_atomic
 from maia.tools.registry import traits_of

@@ -52,8 +52,7 @@ def safe_default(
         )
     if name not in READING_TOOLS:
         return decision
-    from maia.approval import inside_launch
-    from maia.permissions.paths import protected
+    from maia.permissions.paths import inside_launch, protected
 
     subject = subject_of(name, tool_input, tool)
     path = subject.path if isinstance(subject, PathSubject) else None

@@ -207,3 +207,19 @@ def names_area(pattern: str, area: str, cwd: Path) -> bool:
         if area.endswith("/.git") and ".git" in at.split("/"):
             return True
     return False
+
+
+def inside_launch(path: str, launch: Path) -> bool:
+    """Whether ``path`` lies inside the launch folder both as the tools open it (normalised) and where
+    it really leads (links resolved; a file not there yet: its nearest existing folder's real path,
+    then the rest), against the launch folder's real path."""
+    lexical, real = locations(path, launch)
+    base, real_base = os.path.normpath(launch), os.path.realpath(launch)
+    fold = case_insensitive(real_base)
+
+    def within(candidate: str, root: str) -> bool:
+        if fold:
+            candidate, root = candidate.casefold(), root.casefold()
+        return candidate == root or candidate.startswith(root.rstrip("/") + "/")
+
+    return within(lexical, base) and within(real, real_base)

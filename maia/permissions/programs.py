@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
+from maia.permissions.tables import GIT_GLOBAL_OPTIONS
 
 SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 # shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
@@ -32,9 +34,9 @@ OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh"
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
-def program_name(word: str) -> str:
-    """The name a table knows a program by: its base name (``/usr/bin/git`` → ``git``)."""
-    return word.rpartition("/")[2]
+# kept here too: the engine and the plain reader read program names and git's subcommand through this module
+program_name = tables.program_name
+git_subcommand = tables.git_subcommand
 
 
 # --- inert variables -----------------------------------------------------------------------------
@@ -1197,41 +1199,7 @@ class _Globals:
 
 
 _GIT_GLOBALS = _Globals(
-    OptionSpec(
-        short_value="Cc",
-        short_flags="pPvh",
-        long_value=frozenset(
-            {
-                "--git-dir",
-                "--work-tree",
-                "--namespace",
-                "--super-prefix",
-                "--config-env",
-                "--list-cmds",
-                "--attr-source",
-            }
-        ),
-        long_flags=frozenset(
-            {
-                "--no-pager",
-                "--paginate",
-                "--bare",
-                "--no-replace-objects",
-                "--literal-pathspecs",
-                "--glob-pathspecs",
-                "--noglob-pathspecs",
-                "--icase-pathspecs",
-                "--no-optional-locks",
-                "--no-advice",
-                "--html-path",
-                "--man-path",
-                "--info-path",
-                "--version",
-                "--help",
-                "--exec-path",
-            }
-        ),
-    ),
+    GIT_GLOBAL_OPTIONS,
     harmless=frozenset(
         {
             "-C",
@@ -1587,13 +1555,6 @@ _GIT_CHANGING_OPTIONS: dict[str, tuple[frozenset[str], str]] = {
     "stash": (frozenset(), ""),
     "notes": (frozenset(), ""),
 }
-
-
-def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
-    """git's subcommand past its global options, and the words after it."""
-    scan = scan_options(list(args), _GIT_GLOBALS.spec)
-    rest = scan.rest
-    return (rest[0] if rest else ""), list(rest[1:])
 
 
 def other_repository(value: str | None, launch: Path) -> bool:
@@ -2140,3 +2101,32 @@ def may_act(name: str) -> bool:
     """False when :func:`changes_folder`, :func:`may_create_links` and :func:`inner_commands` are sure
     to find nothing in a part whose program is named ``name`` (most programs: ``ls``, ``grep``…)."""
     return name in _ACTING or _interpreter_key(name) is not None or bool(_LOADER.fullmatch(name))
+
+
+def check_examples() -> list[str]:
+    """Every table's examples, checked: the failures, in words (empty when all hold)."""
+    from maia.permissions.parts import Part
+
+    failures: list[str] = []
+    seen: set[str] = set()
+    for table in tables.TABLES:
+        failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
+        seen.update(table.names)
+    launch = Path("/nonexistent-maia-launch")
+    for table in tables.TABLES:
+        for command in (*table.match, *table.not_match):
+            words = tuple(shlex.split(command))
+            if words[0] not in table.names:
+                failures.append(f"{table.names[0]}: example {command!r} runs another program")
+                continue
+            part = Part(words)
+            found = (
+                bool(tables.written(words, launch))
+                or bool(dangers(part, launch))
+                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
+            )
+            if found != (command in table.match):
+                failures.append(
+                    f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
+                )
+    return failures

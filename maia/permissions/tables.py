@@ -12,7 +12,7 @@ A :class:`Table` says, for one program (and its aliases):
   exactly like redirections; ``read_only`` says it writes nothing;
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
   a dangerous or doubtful option) or nothing. They are checked when the tables load
-  (:func:`check_examples`), so adding a program is adding a table with its examples.
+  (``programs.check_examples``), so adding a program is adding a table with its examples.
 """
 
 from __future__ import annotations
@@ -21,13 +21,62 @@ import functools
 import glob
 import os
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from maia.permissions.options import OptionSpec, scan_options
 from maia.permissions.parts import DYN
+
+
+def program_name(word: str) -> str:
+    """The name a table knows a program by: its base name (``/usr/bin/git`` → ``git``)."""
+    return word.rpartition("/")[2]
+
+
+# git's own options before its subcommand (-C, -c, --git-dir…): programs.py judges them
+GIT_GLOBAL_OPTIONS = OptionSpec(
+    short_value="Cc",
+    short_flags="pPvh",
+    long_value=frozenset(
+        {
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--super-prefix",
+            "--config-env",
+            "--list-cmds",
+            "--attr-source",
+        }
+    ),
+    long_flags=frozenset(
+        {
+            "--no-pager",
+            "--paginate",
+            "--bare",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--html-path",
+            "--man-path",
+            "--info-path",
+            "--version",
+            "--help",
+            "--exec-path",
+        }
+    ),
+)
+
+
+def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
+    """git's subcommand past its global options, and the words after it."""
+    scan = scan_options(list(args), GIT_GLOBAL_OPTIONS)
+    rest = scan.rest
+    return (rest[0] if rest else ""), list(rest[1:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,8 +494,6 @@ _GIT_SUB_SPEC = OptionSpec(
 
 
 def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
-    from maia.permissions.programs import git_subcommand
-
     sub, tail = git_subcommand(args)
     outputs: list[Target] = []
     for index, word in enumerate(tail):
@@ -965,8 +1012,6 @@ BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.n
 
 def written(words: Sequence[str], launch: Path | None) -> list[Target]:
     """The files a command writes, as its table reads them (long option prefixes spelled out)."""
-    from maia.permissions.programs import program_name
-
     if not words:
         return []
     table = BY_NAME.get(program_name(words[0]))
@@ -978,31 +1023,3 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
     return table.writes(args, launch)
 
 
-def check_examples() -> list[str]:
-    """Every table's examples, checked: the failures, in words (empty when all hold)."""
-    from maia.permissions.parts import Part
-    from maia.permissions.programs import dangers, inner_commands
-
-    failures: list[str] = []
-    seen: set[str] = set()
-    for table in TABLES:
-        failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
-        seen.update(table.names)
-    launch = Path("/nonexistent-maia-launch")
-    for table in TABLES:
-        for command in (*table.match, *table.not_match):
-            words = tuple(shlex.split(command))
-            if words[0] not in table.names:
-                failures.append(f"{table.names[0]}: example {command!r} runs another program")
-                continue
-            part = Part(words)
-            found = (
-                bool(written(words, launch))
-                or bool(dangers(part, launch))
-                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
-            )
-            if found != (command in table.match):
-                failures.append(
-                    f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
-                )
-    return failures

@@ -17,6 +17,7 @@ the callers carry on with the rest.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -353,6 +354,63 @@ class Workflow:
                 _("{path}: cannot read the result: {error}").format(path=self.result_path, error=error)
             ) from None
 
+    # --- the log, saved state, liveness (what another backend stores elsewhere) ------------------
+
+    lost_kind = "process"  # what a lost run lost: its process (here) or its worker (a queue)
+
+    def append_log(self, line: str) -> None:
+        """One line of ``run.log`` (best effort: a log never stops the workflow)."""
+        with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def log_since(self, offset: int) -> tuple[str, int]:
+        """The whole lines of the log after ``offset`` and the offset after them."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return "", offset
+        end = data.rfind(b"\n") + 1  # whole lines only: the rest comes with the next read
+        return data[:end].decode("utf-8", "replace"), offset + end
+
+    def save_state(self, name: str, text: str) -> None:
+        """Save a named state of the run (``parent.json``), atomically; OSError like any write."""
+        write_atomic(self.folder / name, text)
+
+    def load_state(self, name: str) -> str | None:
+        """A named state of the run, None when there is none."""
+        try:
+            return (self.folder / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def has_state(self, name: str) -> bool:
+        """Whether the named state was saved."""
+        return (self.folder / name).is_file()
+
+    def runner_alive(self, record: dict[str, Any]) -> bool:
+        """Whether the process the record names still runs the workflow."""
+        pid = record.get("pid")
+        identity = record.get("processStart")
+        return isinstance(pid, int) and process_alive(pid, identity if isinstance(identity, str) else None)
+
+    def try_run_lock(self) -> Callable[[], None] | None:
+        """Take the run lock (a workflow never runs twice at once): the function that releases it, or None
+        when another process holds it."""
+        fd = try_run_lock(self)
+        if fd is None:
+            return None
+        return lambda: os.close(fd)  # the lock goes with the descriptor
+
+    def running_elsewhere(self) -> bool:
+        """Whether another process holds the run lock now."""
+        return running_elsewhere(self)
+
+    def has_result(self) -> bool:
+        """Whether the final answer was saved."""
+        return self.result_path.exists()
+
     # --- stop ---------------------------------------------------------------------------------
 
     def request_stop(self) -> None:
@@ -362,6 +420,11 @@ class Workflow:
     def stop_requested(self) -> bool:
         """``maia stop`` was run."""
         return self.stop_path.exists()
+
+    def clear_stop(self) -> None:
+        """Forget a ``maia stop`` (of a run that ended)."""
+        with contextlib.suppress(OSError):
+            self.stop_path.unlink()
 
     # --- requests -----------------------------------------------------------------------------
 
@@ -630,3 +693,42 @@ class WorkflowRegistry:
             _("No workflow matches {ref!r} (an id, a part of one, last, or an agent's name).").format(ref=ref),
             hint=_("maia workflows --all lists them."),
         )
+
+
+# --- the run lock (a workflow never runs twice at once) --------------------------------------------
+
+RUN_LOCK = ".run.lock"
+
+
+def try_run_lock(workflow: Workflow) -> int | None:
+    """Take the workflow's run lock (an open descriptor to keep), or None when another process holds it."""
+    fd = os.open(workflow.folder / RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o666)  # close-on-exec: children never hold it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def run_lock(workflow: Workflow) -> Iterator[bool]:
+    """Hold the run lock for the block; yields False (and holds nothing) when another process runs it."""
+    fd = try_run_lock(workflow)
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)  # the lock goes with the descriptor
+
+
+def running_elsewhere(workflow: Workflow) -> bool:
+    """Whether a process holds the workflow's run lock now."""
+    try:
+        with run_lock(workflow) as free:
+            return not free
+    except OSError:
+        return False  # a folder that cannot hold the lock file: nothing runs there either

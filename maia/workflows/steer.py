@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from maia.errors import NotFoundError, UsageError
+from maia.errors import ExitStatus, NotFoundError, UsageError
 from maia.i18n import _
-from maia.workflows.registry import Request, RequestKind, Workflow
+from maia.workflows.registry import Request, RequestKind, Workflow, now_iso
 from maia.workflows.view import Snapshot, snapshot
 
 _REQUEST_REF = re.compile(r"^r?([1-9]\d{0,8})$", re.IGNORECASE)
@@ -108,3 +109,11 @@ def stop(workflow: Workflow) -> None:
     if snap.final:
         raise UsageError(_("The workflow {id} has already ended ({label}).").format(id=workflow.id, label=snap.label()))
     workflow.request_stop()
+    if workflow.lost_kind == "worker" and snap.state == "pending" and workflow.record.get("pid") is None:
+        # still on the queue: it ends now (a worker that takes it meanwhile sees the stop before it starts)
+        def change(data: dict[str, Any]) -> None:
+            if data.get("state") == "pending" and data.get("pid") is None:
+                message = _("Stopped by maia stop before it started.")
+                data.update(state="error", ended=now_iso(), exitCode=int(ExitStatus.INTERRUPTED), error=message)
+
+        workflow.update(change)

@@ -9,6 +9,7 @@ conversations are kept in ``traces/``.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,17 +28,22 @@ if TYPE_CHECKING:
 class WorkflowLog:
     """``HH:MM:SS text`` lines appended to ``run.log`` (inert: no escape sequence), and echoed when asked."""
 
-    def __init__(self, path: Path, echo: Log | None) -> None:
+    def __init__(self, path: Path, echo: Log | None, append: Callable[[str], None] | None = None) -> None:
         self.path = path
         self.echo = echo
+        self.append = append  # where the lines go instead of ``path`` (a queue's registry)
 
     def __call__(self, kind: str, text: str) -> None:
         """One entry; ``kind`` (info, warn, error, tool, agent, request, wait, text, done) is for colours."""
         clean = inert(text.rstrip())
         stamp = datetime.now().strftime("%H:%M:%S")
         line = stamp + " " + clean.replace("\n", "\n" + " " * (len(stamp) + 1))
-        with contextlib.suppress(OSError), open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        if self.append is not None:
+            with contextlib.suppress(Exception):  # a log never stops the workflow
+                self.append(line)
+        else:
+            with contextlib.suppress(OSError), open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
         if self.echo is not None:
             self.echo(kind, line)
 

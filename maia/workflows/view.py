@@ -42,9 +42,9 @@ class Snapshot:
     @property
     def resumable(self) -> bool:
         """An error with a saved conversation, nothing running it: ``maia resume`` carries it on."""
-        from maia.workflows.resume import parent_path, running_elsewhere
+        from maia.workflows.runstate import PARENT_FILE
 
-        return self.state == "error" and parent_path(self.workflow).is_file() and not running_elsewhere(self.workflow)
+        return self.state == "error" and self.workflow.has_state(PARENT_FILE) and not self.workflow.running_elsewhere()
 
     @property
     def final(self) -> bool:
@@ -72,6 +72,10 @@ class Snapshot:
             return _(
                 "The workflow's process ({pid}) ended while the disk was full: it could not save how it ended."
             ).format(pid=self.record.get("pid"))
+        if self.lost and self.workflow.lost_kind == "worker":
+            return _("The workflow's worker ({worker}) is gone: it was killed or its machine restarted.").format(
+                worker=self.record.get("worker") or self.record.get("pid")
+            )
         if self.lost:
             return _("The workflow's process ({pid}) is gone: it was killed or the machine restarted.").format(
                 pid=self.record.get("pid")
@@ -112,6 +116,8 @@ class Snapshot:
         if self.state == "error":
             code = self.record.get("exitCode")
             if self.lost:
+                if self.workflow.lost_kind == "worker":
+                    return _("error (worker lost)")
                 return _("error (disk full)") if self.disk_full else _("error (process lost)")
             if code == 130:
                 return _("error (stopped)")
@@ -159,7 +165,7 @@ class Snapshot:
                 for a in self.agents
             ],
             "requests": [r.to_json() for r in self.pending],
-            "result": str(self.workflow.result_path) if self.workflow.result_path.exists() else None,
+            "result": str(self.workflow.result_path) if self.workflow.has_result() else None,
         }
 
 
@@ -176,8 +182,13 @@ def _clock(value: Any) -> str:
         return inert(str(value))
 
 
-def derive_state(record: dict[str, Any], agents: list[dict[str, Any]], pending: list[Request]) -> tuple[State, bool]:
-    """The state and whether the process was lost."""
+def derive_state(
+    record: dict[str, Any],
+    agents: list[dict[str, Any]],
+    pending: list[Request],
+    alive: Callable[[dict[str, Any]], bool] | None = None,
+) -> tuple[State, bool]:
+    """The state and whether the process was lost (``alive``: whether the record's runner still runs)."""
     stored = record.get("state")
     if stored in FINAL_STATES:
         return ("done" if stored == "done" else "error"), False
@@ -185,7 +196,8 @@ def derive_state(record: dict[str, Any], agents: list[dict[str, Any]], pending: 
     if not isinstance(pid, int) or isinstance(pid, bool):
         return "pending", False
     identity = record.get("processStart")
-    if not process_alive(pid, identity if isinstance(identity, str) else None):
+    runs = alive(record) if alive is not None else process_alive(pid, identity if isinstance(identity, str) else None)
+    if not runs:
         return "error", True
     if stored == "pending":
         return "pending", False
@@ -206,7 +218,7 @@ def snapshot(workflow: Workflow) -> Snapshot:
     requests, problems = workflow.requests()
     warnings.extend(problems)
     pending = [r for r in requests if r.state == "pending"]
-    state, lost = derive_state(record, agents, pending)
+    state, lost = derive_state(record, agents, pending, workflow.runner_alive)
     return Snapshot(workflow, record, state, agents, requests, warnings, lost)
 
 

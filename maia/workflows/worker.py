@@ -146,7 +146,7 @@ def check_agent_file(workflow: Workflow, options: RunOptions) -> Orchestrator:
     try:
         return load_orchestrator(options.agent_file, options.home, options.launch)
     except AgentFileError as error:
-        WorkflowLog(workflow.log_path, None)("error", error.message)
+        WorkflowLog(workflow.log_path, None, workflow.append_log)("error", error.message)
         end_record(workflow, "error", int(error.exit_status), error.message)
         raise
 
@@ -192,7 +192,10 @@ async def resolve_workflow_model(
 class Worker:
     """One workflow's run."""
 
-    def __init__(self, workflow: Workflow, options: RunOptions, log: WorkflowLog) -> None:
+    def __init__(
+        self, workflow: Workflow, options: RunOptions, log: WorkflowLog, before_end: Callable[[], None] | None = None
+    ) -> None:
+        self.before_end = before_end  # runs before the end is recorded (a queue's worker saves its patch)
         self.workflow = workflow
         self.options = options
         self.log = log
@@ -228,6 +231,11 @@ class Worker:
         if self.book is not None:
             with contextlib.suppress(OSError, MaiaError):
                 self.book.close()
+        if self.before_end is not None:
+            try:
+                self.before_end()
+            except Exception as failed:  # never keeps the end from being recorded
+                self.log("error", _("Internal error: {error}").format(error=failed))
         try:
             failure = self._save(lambda: end_record(self.workflow, state, code, error))
         except (OSError, MaiaError) as broken:
@@ -373,7 +381,7 @@ class Worker:
 
     def _restore(self, app: Application, task: str) -> str:
         """On a resume, put the saved conversation back: the request to send is then the resume note."""
-        from maia.workflows.resume import RESUME_REQUEST, continue_from, load_parent
+        from maia.workflows.runstate import RESUME_REQUEST, continue_from, load_parent
 
         if not self.options.resume:
             return task
@@ -392,7 +400,7 @@ class Worker:
 
     def _checkpoint(self) -> None:
         """Save the parent's conversation when it changed (what ``maia resume`` carries on from)."""
-        from maia.workflows.resume import save_parent
+        from maia.workflows.runstate import save_parent
 
         app = self.app
         if app is None or app._conversation is None:
@@ -528,20 +536,21 @@ class Worker:
             self.workflow.write_trace(orchestrator.name, session.to_json())
 
 
-async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None = None) -> Outcome:
+async def run_workflow(
+    workflow: Workflow, options: RunOptions, log: Log | None = None, before_end: Callable[[], None] | None = None
+) -> Outcome:
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
     from maia.signals import TERMINATING, forget_signal, on_signal
-    from maia.workflows.resume import try_run_lock
 
-    writer = WorkflowLog(workflow.log_path, log)
+    writer = WorkflowLog(workflow.log_path, log, workflow.append_log)
     task = asyncio.current_task()
     wanted = [s for s in TERMINATING if not (options.detached and s == getattr(signal, "SIGHUP", None))]
     installed = [s for s in wanted if task is not None and on_signal(s, task.cancel)]
     try:
         lock = None
         for _attempt in range(LOCK_ATTEMPTS):  # a reader probing the lock holds it for an instant only
-            lock = try_run_lock(workflow)
+            lock = workflow.try_run_lock()
             if lock is not None:
                 break
             await asyncio.sleep(0.1)
@@ -556,10 +565,10 @@ async def run_workflow(workflow: Workflow, options: RunOptions, log: Log | None 
                 ).format(id=workflow.id)
                 writer("error", message)
                 return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=message)
-            return await Worker(workflow, options, writer).run()
+            return await Worker(workflow, options, writer, before_end).run()
         finally:
             if lock is not None:
-                os.close(lock)  # the lock goes with the descriptor
+                lock()  # releases it
     except (OSError, WorkflowFileError) as error:  # the registry itself failed: say it where we can
         writer("error", str(error))
         return Outcome(workflow.id, "error", int(ExitStatus.ERROR), error=str(error))

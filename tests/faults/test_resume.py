@@ -16,8 +16,7 @@ from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
-from maia.workflows.registry import Workflow
-from maia.workflows.resume import try_run_lock
+from maia.workflows.registry import Workflow, try_run_lock
 from tests.app.helpers import maia, wait_until
 from tests.streams import text_stream, tool_stream
 from tests.subagents.conftest import BODY, agent_md

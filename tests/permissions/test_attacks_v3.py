@@ -346,15 +346,15 @@ def test_new_protected_paths(scratch: Path) -> None:
 
 
 def test_the_program_tables_hold_their_examples() -> None:
-    from maia.permissions import tables
+    from maia.permissions import programs, tables
 
-    assert tables.check_examples() == []
+    assert programs.check_examples() == []
     # a wrong example is caught
     broken = tables.Table(("sort",), writes=tables.TABLES[0].writes, match=("sort -n x",))
     saved = tables.TABLES
     try:
         tables.TABLES = (broken,)
-        assert tables.check_examples() == ["sort: 'sort -n x' should be found"]
+        assert programs.check_examples() == ["sort: 'sort -n x' should be found"]
     finally:
         tables.TABLES = saved
 
