@@ -128,7 +128,7 @@ class SandboxPolicy:
     hidden: tuple[Path, ...] = ()
     strict: bool = False
     refusal: str | None = None
-    revealed: tuple[Path, ...] = ()  # inside hidden paths, shown read-only: the user's tools and skills
+    revealed: tuple[Path, ...] = ()  # inside hidden paths, shown read-only: the user's tools, skills, hooks, commands
 
     @property
     def uses_namespaces(self) -> bool:
@@ -396,7 +396,8 @@ def policy_from_settings(
         settings_file=file,
         namespaces=usable,
         hidden=_hidden(settings, launch, home) if usable else (),
-        revealed=(home / "tools", home / "skills") if usable else (),
+        # inside the hidden home, what the user runs on purpose: tools, skills, hooks, slash commands
+        revealed=(home / "tools", home / "skills", home / "hooks", home / "commands") if usable else (),
         strict=mode == "strict",
         refusal=refusal,
     )

@@ -460,7 +460,10 @@ def _permission_summary(chat: ChatApp) -> str:
     if session:
         counts.append(_("this session ({count})").format(count=len(session)))
     if not counts:
-        return _("No permission rules defined: every tool use asks for confirmation.")
+        return _(
+            "No permission rules defined: reading and searching inside the launch folder is allowed "
+            "(secret-looking files excepted); every other tool use asks for confirmation."
+        )
     return _("Permission rules loaded: {files}.").format(files=", ".join(counts))
 
 
@@ -488,9 +491,9 @@ async def cmd_status(chat: ChatApp, args: str) -> None:
     if chat.details.context:
         lines.append(chat.details.context)
     # the rules as they are now ("always" answers add some after start-up), not as start-up found them
-    none = _("No permission rules defined: every tool use asks for confirmation.")
+    none = _("No permission rules defined: {rest}").split("{rest}")[0]
     loaded = _("Permission rules loaded: {files}.").split("{files}")[0]
-    lines.extend(line for line in chat.details.lines if line != none and not line.startswith(loaded))
+    lines.extend(line for line in chat.details.lines if not line.startswith((none, loaded)))
     lines.append(_permission_summary(chat))
     source = app.mcp
     for status in source.servers() if source is not None else []:

@@ -44,7 +44,9 @@ def settings_with_hooks(home: Path, hooks: dict[str, Any]) -> None:
 
 
 def script(folder: Path, name: str, body: str) -> str:
-    """A Python hook program written to ``folder``; the shell line that runs it."""
+    """A Python hook program written to ``folder``; the shell line that runs it (hooks run in the sandbox: a
+    user's hooks live in MAIA's home's hooks folder, which the sandbox shows read-only)."""
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     path.write_text(body)
     return f"{PY} {shlex.quote(str(path))}"
@@ -63,7 +65,7 @@ def test_a_blocking_pretooluse_hook_reaches_the_model_as_the_reason(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     settings_with_hooks(
-        home, {"PreToolUse": [{"matcher": "Bash", "command": script(tmp_path, "block.py", BLOCK_PUSH)}]}
+        home, {"PreToolUse": [{"matcher": "Bash", "command": script(home / "hooks", "block.py", BLOCK_PUSH)}]}
     )
     marker = project / "pushed"
     answer(server, tool_stream("Bash", {"command": f"git push origin main; touch {marker}"}))
@@ -79,7 +81,7 @@ def test_a_hook_allow_never_overrides_a_deny_rule_and_its_deny_beats_an_allow_ru
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     allow_all = script(
-        tmp_path, "allow.py", 'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"decision": "allow"}))\n'
+        home / "hooks", "allow.py", 'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"decision": "allow"}))\n'
     )
     settings_with_hooks(home, {"PreToolUse": [{"command": allow_all}]})
     (home / "settings.json").write_text(
@@ -95,7 +97,7 @@ def test_a_hook_allow_never_overrides_a_deny_rule_and_its_deny_beats_an_allow_ru
     (result,) = tool_results(chat_bodies(server)[-1])
     assert "denied by the permission rules" in result
 
-    deny_all = script(tmp_path, "deny.py", 'import json\nprint(json.dumps({"decision": "deny", "reason": "frozen"}))\n')
+    deny_all = script(home / "hooks", "deny.py", 'import json\nprint(json.dumps({"decision": "deny", "reason": "frozen"}))\n')
     settings_with_hooks(home, {"PreToolUse": [{"command": deny_all}]})
     answer(server, tool_stream("Bash", {"command": f"touch {project / 'made'}"}))
     answer(server, text_stream("ok"))
@@ -117,7 +119,7 @@ def test_a_posttooluse_formatter_change_is_on_disk(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     settings_with_hooks(
-        home, {"PostToolUse": [{"matcher": "Write|Edit", "command": script(tmp_path, "fmt.py", FORMAT)}]}
+        home, {"PostToolUse": [{"matcher": "Write|Edit", "command": script(home / "hooks", "fmt.py", FORMAT)}]}
     )
     target = project / "notes.txt"
     answer(server, tool_stream("Write", {"path": str(target), "content": "hello hooks\n"}))
@@ -142,7 +144,7 @@ def test_userpromptsubmit_adds_context_and_exit_2_refuses_the_prompt(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     context = script(
-        tmp_path,
+        home / "hooks",
         "ctx.py",
         'import json, sys\nd = json.load(sys.stdin)\nprint("ticket ABC-42; prompt was: " + d["prompt"])\n',
     )
@@ -165,7 +167,7 @@ def test_a_stop_hook_sends_the_model_back_once_then_lets_it_stop(
     server: HTTPServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     gate = script(
-        tmp_path,
+        home / "hooks",
         "stop.py",
         "import json, sys\nd = json.load(sys.stdin)\n"
         "if not d['stop_hook_active']:\n"
@@ -218,7 +220,7 @@ def test_maia_hooks_test_runs_the_matching_hooks_on_a_sample(
     home: Path, tmp_path: Path, write_settings: Callable[..., Path]
 ) -> None:
     write_settings()
-    settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": script(tmp_path, "b.py", BLOCK_PUSH)}]})
+    settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": script(home / "hooks", "b.py", BLOCK_PUSH)}]})
     sample = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git push origin main"}})
     done = maia("hooks", "test", "PreToolUse", "--input", sample, "--json")
     assert done.returncode == 1

@@ -40,7 +40,9 @@ def test_every_variable_the_code_reads_is_documented() -> None:
     for path in [*(REPO / "maia").rglob("*.py"), *(REPO / "commands").rglob("*.py")]:
         used.update(re.findall(r"[\"'](MAIA_[A-Z_]+)[\"']", path.read_text(encoding="utf-8")))
     internal = {"MAIA_SANDBOX_FAULT"}  # the sandbox launcher's fault injection, for its own tests
-    set_for_tools = {"MAIA_TOOL_DIR"}  # set by MAIA for custom tools, documented under "Variables MAIA sets"
+    # set by MAIA for custom tools, hooks and custom commands' ! lines, documented under "Variables MAIA sets"
+    set_for_tools = {"MAIA_TOOL_DIR", "MAIA_HOOK_EVENT", "MAIA_PROJECT_DIR", "MAIA_ARGUMENTS"}
+    set_for_tools |= {f"MAIA_ARG_{n}" for n in range(1, 10)}
     page = ENV_PAGE.read_text(encoding="utf-8")
     assert {name for name in used - internal if f"`{name}`" not in page} == set()
     assert used - internal - set_for_tools <= {name for name, _meaning in ENVIRONMENT}

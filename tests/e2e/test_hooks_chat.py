@@ -37,7 +37,8 @@ def bodies(server: HTTPServer) -> list[dict[str, Any]]:
 def test_a_trusted_projects_hook_and_review_command_work_in_the_chat(
     server: HTTPServer, start: Callable[..., Terminal], project: Path, tmp_path: Path
 ) -> None:
-    hook = tmp_path / "block.py"
+    hook = project / "hooks" / "block.py"  # the project's own script: inside the launch folder, seen by the sandbox
+    hook.parent.mkdir()
     hook.write_text(BLOCK_PUSH)
     maia_dir = project / ".maia"
     (maia_dir / "commands").mkdir(parents=True)

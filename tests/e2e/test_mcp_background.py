@@ -31,7 +31,7 @@ def test_a_slow_mcp_server_does_not_hold_the_first_request(
     tmp_path: Path,
     write_settings: Callable[..., Path],
 ) -> None:
-    gate = tmp_path / "gate"
+    gate = home.parent / "project" / "gate"  # in the launch folder: the sandboxed server sees it
     serve = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER_APP))} --transport stdio"
     # the server starts only once the test opens the gate: whatever the machine's load, it is not
     # there for the first request, and is for the second

@@ -300,11 +300,12 @@ def test_an_error_in_the_stream_comes_after_the_text_before_it(
 ) -> None:
     body = sse({"choices": [{"index": 0, "delta": {"content": "partial text before the failure"}}]})
     body = body.replace(b"data: [DONE]\n\n", b'data: {"error": {"message": "upstream exploded", "code": 500}}\n\n')
-    answer(server, body)
-    term = start()
+    # a 500 in the stream is retried (quickly here): every attempt fails alike, then the error is shown
+    server.expect_request("/v1/chat/completions").respond_with_data(body, content_type="text/event-stream")
+    term = start(env={"MAIA_RETRY_SCALE": "0"})
     ready(term)
     term.send("go\r")
-    screen = term.wait_for("upstream exploded")
+    screen = term.wait_for("upstream exploded", timeout=60)
     lines = screen.split("\n")
     partial = next(n for n, line in enumerate(lines) if "partial text before the failure" in line)
     failure = next(n for n, line in enumerate(lines) if "upstream exploded" in line)

@@ -20,6 +20,7 @@ from pytest_httpserver import HTTPServer
 
 from maia.subagents.launcher import launch_subagent
 from tests.app.helpers import CHAT, spawn, wait_until
+from tests.conftest import trust_project
 from tests.e2e.conftest import start
 from tests.e2e.terminal import Terminal
 from tests.streams import tool_stream
@@ -59,6 +60,15 @@ def sleeper_tool(project: Path, marker: Path) -> None:
     (folder / "TOOL.json").write_text(json.dumps(tool))
     rules = project / ".maia" / "settings.json"
     rules.write_text(json.dumps({"permissions": {"allow": ["hang"]}}))
+    trust_project(project)  # a project's tools and rules count once its folder is trusted
+
+
+@pytest.fixture(autouse=True)
+def host_pids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the commands' process ids as the host sees them: under bubblewrap a command has
+    its own PID namespace (where it also dies with MAIA, --die-with-parent), so they run under Landlock
+    alone, where only the guardian can take the commands with a killed MAIA."""
+    monkeypatch.setenv("MAIA_SANDBOX_NAMESPACES", "off")
 
 
 def read_marker(marker: Path) -> tuple[int, int, int]:
@@ -81,7 +91,7 @@ def test_the_chat_killed_takes_its_commands(
     server.expect_oneshot_request(CHAT, method="POST").respond_with_data(
         tool_stream("hang", {}), content_type="text/event-stream"
     )
-    term = start()
+    term = start(env={"MAIA_SANDBOX_NAMESPACES": "off"})  # the chat's environment is rebuilt: said again
     term.wait_for("/ 128k", timeout=WAIT)
     term.send("run the hang tool\r")
     tool, extra, _parent = read_marker(marker)

@@ -18,6 +18,7 @@ from maia.permissions.rules import KNOWN_TOOLS, Verdict
 from maia.permissions.subject import PathSubject, Subject
 from maia.tools import builtin_tools
 from maia.tools.registry import BUILTIN, OWN_TOOL_NAMES, builtin_tool, tool_class, traits_of
+from tests.conftest import trust_project
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,6 +123,7 @@ def test_permissions_check_takes_the_main_input_from_the_tool(home: Path, projec
     assert done.returncode == 1, done.stderr  # no rule: ask
     (project / ".maia").mkdir(exist_ok=True)
     (project / ".maia" / "settings.json").write_text('{"permissions": {"allow": ["Agent(reviewer)"]}}')
+    trust_project(project)  # a project's allow rules count once its folder is trusted
     done = subprocess.run(
         [sys.executable, "-m", "maia", "permissions", "check", "Agent", "reviewer"],
         capture_output=True, text=True, cwd=project, timeout=60, check=False,
