@@ -97,7 +97,9 @@ def test_a_hook_allow_never_overrides_a_deny_rule_and_its_deny_beats_an_allow_ru
     (result,) = tool_results(chat_bodies(server)[-1])
     assert "denied by the permission rules" in result
 
-    deny_all = script(home / "hooks", "deny.py", 'import json\nprint(json.dumps({"decision": "deny", "reason": "frozen"}))\n')
+    deny_all = script(
+        home / "hooks", "deny.py", 'import json\nprint(json.dumps({"decision": "deny", "reason": "frozen"}))\n'
+    )
     settings_with_hooks(home, {"PreToolUse": [{"command": deny_all}]})
     answer(server, tool_stream("Bash", {"command": f"touch {project / 'made'}"}))
     answer(server, text_stream("ok"))
@@ -220,7 +222,9 @@ def test_maia_hooks_test_runs_the_matching_hooks_on_a_sample(
     home: Path, tmp_path: Path, write_settings: Callable[..., Path]
 ) -> None:
     write_settings()
-    settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": script(home / "hooks", "b.py", BLOCK_PUSH)}]})
+    settings_with_hooks(
+        home, {"PreToolUse": [{"matcher": "Bash", "command": script(home / "hooks", "b.py", BLOCK_PUSH)}]}
+    )
     sample = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git push origin main"}})
     done = maia("hooks", "test", "PreToolUse", "--input", sample, "--json")
     assert done.returncode == 1
