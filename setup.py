@@ -1,6 +1,6 @@
 """Build hook: the wheel gets each translation compiled (``maia/locale/<lang>/LC_MESSAGES/maia.mo``).
 
-Everything else is declared in ``setup.cfg``. The catalogs are compiled by ``maia/po.py`` (pure Python,
+Everything else is declared in ``setup.cfg``. The catalogs are compiled by ``maia/i18n/po.py`` (pure Python,
 loaded by path: nothing of MAIA is installed yet), so no ``msgfmt`` is needed.
 """
 
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def _po_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_maia_po", HERE / "maia" / "po.py")
+    spec = importlib.util.spec_from_file_location("_maia_po", HERE / "maia" / "i18n" / "po.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built

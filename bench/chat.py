@@ -134,7 +134,7 @@ def redraw_costs(lengths: tuple[int, ...] = (1_000, 10_000, 100_000, 200_000)) -
     import pty
     import random
 
-    from maia.ui.term import TerminalUI
+    from maia.frontends.chat.term import TerminalUI
 
     random.seed(1)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "x" * 12, "code()", "\tindent"]
@@ -213,7 +213,7 @@ def main() -> None:
         rate, rss = idle_output(home, project)
         latency = keystroke_latency(home, project)
     server.stop()
-    from maia.ui.markdown import render_markdown
+    from maia.frontends.chat.markdown import render_markdown
 
     markdown = "\n".join(
         f"{n}. item **{n}** with `code` and [a link](https://x/{n})" if n % 5 else f"## Part {n}" for n in range(2000)

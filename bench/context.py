@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from maia.codec import SavedSession
 from maia.context.tokens import TokenCounter, block_text, encoding
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.sessions import SessionStore
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.sessions.codec import SavedSession
+from maia.sessions.store import SessionStore
 
 WORDS = [
     "def",

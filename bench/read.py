@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import Row, interleaved, peak_rss, report, run_command
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.tools.read import ReadTool
 
 LOOP = asyncio.new_event_loop()
@@ -84,7 +84,7 @@ def main() -> None:
             rows.append((label, tool_time, times["reference"], 3.0))
             answer = LOOP.run_until_complete(tool.execute(tool_input, ctx))
             code = (
-                "import asyncio, pathlib\nfrom maia.contracts import ToolContext\n"
+                "import asyncio, pathlib\nfrom maia.core.contracts import ToolContext\n"
                 "from maia.tools.read import ReadTool\n_ready()\n"
                 f"asyncio.run(ReadTool().execute({tool_input!r}, ToolContext(cwd=pathlib.Path({str(folder)!r}))))\n"
             )

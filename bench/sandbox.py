@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from maia.sandbox.policy import SandboxPolicy, landlock_abi, namespace_support
+from maia.process.sandbox.policy import SandboxPolicy, landlock_abi, namespace_support
 
 LANDLOCK_TARGET_MS = 12.0
 NAMESPACES_TARGET_MS = 25.0

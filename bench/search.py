@@ -29,7 +29,7 @@ from pathlib import Path
 
 from common import Row, dump, interleaved, peak_rss, report, run_command
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.search import GrepQuery, find_ripgrep
 from maia.search.engine import format_hits, grep_hits
 from maia.search.rg import COMMON, grep_args
@@ -79,7 +79,7 @@ def tool_peak(tool: str, tool_input: dict[str, object], cwd: Path) -> str:
     module = "grep" if tool == "Grep" else "glob"
     code = (
         "import asyncio, pathlib\n"
-        "from maia.contracts import ToolContext\n"
+        "from maia.core.contracts import ToolContext\n"
         f"from maia.tools.{module} import {tool}Tool as T\n"
         "_ready()\n"
         f"asyncio.run(T().execute({tool_input!r}, ToolContext(cwd=pathlib.Path({str(cwd)!r}))))\n"

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from common import interleaved, report
 
-from maia.codec import SavedSession
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.sessions import SessionManager, SessionStore
-from maia.storage import write_atomic
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.core.storage import write_atomic
+from maia.sessions.codec import SavedSession
+from maia.sessions.store import SessionManager, SessionStore
 
 WORDS = [
     "def",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from maia import __version__
-from maia.errors import Interrupted, MaiaError
+from maia.core.errors import Interrupted, MaiaError
 from maia.i18n import N_, _, use_for_libraries
 
 use_for_libraries()  # Click's own words ("Usage:", "Options"…) come from MAIA's catalog too
@@ -60,7 +60,7 @@ class ReportedError(click.ClickException):
     def show(self, file: Any = None) -> None:
         import sys
 
-        from maia.inert import for_terminal
+        from maia.core.inert import for_terminal
 
         # an error may quote a server's or a file's text: never obeyed by the terminal
         click.echo(for_terminal(_("Error: {message}").format(message=self.message), sys.stderr), err=True)
@@ -72,7 +72,7 @@ _TRANSLATED: set[str] = set()
 
 
 def _translate_help(command: click.Command) -> None:
-    """Put the translation of each docstring help (``maia.locale_tool`` extracts them) in place.
+    """Put the translation of each docstring help (``maia.i18n.tool`` extracts them) in place.
 
     Click keeps a command's docstring as its help; the catalog holds it cleaned as ``inspect.cleandoc``
     does. The help is replaced only when a translation exists, so English help stays byte for byte.
@@ -100,16 +100,16 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except OSError as error:  # a full disk or a read-only home is the machine's state, not a bug
-            from maia.errors import unexpected_message
-            from maia.paths import maia_home
-            from maia.storage import describe_storage_error, storage_error
+            from maia.core.errors import unexpected_message
+            from maia.core.paths import maia_home
+            from maia.core.storage import describe_storage_error, storage_error
 
             if storage_error(error):
                 raise ReportedError(MaiaError(describe_storage_error(error))) from None
             raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
         except Exception as error:  # the last guard: a bug is one line, its traceback logged in MAIA's home
-            from maia.errors import unexpected_message
-            from maia.paths import maia_home
+            from maia.core.errors import unexpected_message
+            from maia.core.paths import maia_home
 
             raise ReportedError(MaiaError(unexpected_message(error, maia_home()))) from None
 
@@ -188,7 +188,7 @@ def cli(ctx: click.Context) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``maia`` console script."""
-    from maia.sandbox.selfguard import mark_non_dumpable
+    from maia.process.sandbox.selfguard import mark_non_dumpable
 
     mark_non_dumpable()  # same-user processes outside the sandbox cannot read MAIA's memory or environment
     cli.main(args=argv, prog_name="maia")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from maia.core.inert import inert, inert_line
 from maia.i18n import _
-from maia.inert import inert, inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_agents
@@ -49,7 +49,7 @@ def list_agents(as_json: bool) -> None:
 @click.argument("name", shell_complete=complete_agents)
 def show_agent(name: str) -> None:
     """Everything about one sub-agent: file, settings and sections."""
-    from maia.errors import NotFoundError, UsageError
+    from maia.core.errors import NotFoundError, UsageError
     from maia.subagents.definitions import load_agents
 
     env = environment()

@@ -112,10 +112,10 @@ def ask(
     import json
     import sys
 
-    from maia.config import no_model_message, resolve_model
-    from maia.errors import UsageError
-    from maia.headless import AskOptions, HeadlessUI, run_ask
-    from maia.inert import for_terminal
+    from maia.core.errors import UsageError
+    from maia.core.inert import for_terminal
+    from maia.core.settings import no_model_message, resolve_model
+    from maia.frontends.ask import AskOptions, HeadlessUI, run_ask
 
     if resume and continue_last:
         raise UsageError(_("Use --resume NAME or --continue, not both."))

@@ -35,8 +35,8 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
     import asyncio
     import sys
 
-    from maia.config import load_settings, resolve_model
-    from maia.errors import MaiaError, UsageError
+    from maia.core.errors import MaiaError, UsageError
+    from maia.core.settings import load_settings, resolve_model
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise MaiaError(_("maia chat needs a terminal (TTY). For scripts and pipes use `maia ask`."))
@@ -44,12 +44,12 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
         raise UsageError(_("Use --resume NAME or --continue, not both."))
     env = environment()
     if resume:
-        from maia.sessions import SessionStore
+        from maia.sessions.store import SessionStore
 
         store = SessionStore.for_launch(env.launch)
         if store.find(resume) is None:  # said before the screen is taken, not after the banner
             raise store.not_found(resume)
-    from maia.paths import settings_path
+    from maia.core.paths import settings_path
 
     if not settings_path(env.home).exists():
         # a first `maia`: offer the guided set-up rather than a JSON sample to copy by hand
@@ -64,7 +64,7 @@ def chat(prompt: str | None, model: str | None, resume: str | None, continue_las
         click.echo()
     settings = load_settings(env.home)
     choice = resolve_model(model, env.launch, env.home, settings=settings)
-    from maia.ui.chat import ChatOptions, run_chat
+    from maia.frontends.chat.app import ChatOptions, run_chat
 
     options = ChatOptions(
         launch=env.launch,

@@ -36,7 +36,7 @@ def _env() -> Any:
 
 
 def _sessions() -> list[str]:
-    from maia.sessions import SessionStore
+    from maia.sessions.store import SessionStore
 
     return SessionStore.for_launch(_env().launch).names()
 

@@ -21,10 +21,10 @@ def check_proxy(data: dict[str, Any], home: Path) -> tuple[bool, list[str]]:
     """Ask the proxy for its model list: (reached with the key accepted, the model names), with a verdict printed."""
     import asyncio
 
-    from maia.config import validate_settings
-    from maia.errors import AuthFailed, HttpStatusError, ProviderError, ProviderUnreachable
-    from maia.inert import for_terminal
-    from maia.paths import settings_path
+    from maia.core.errors import AuthFailed, HttpStatusError, ProviderError, ProviderUnreachable
+    from maia.core.inert import for_terminal
+    from maia.core.paths import settings_path
+    from maia.core.settings import validate_settings
     from maia.provider.models import list_models
 
     settings = validate_settings(data, settings_path(home))
@@ -78,8 +78,8 @@ def run_setup(
     check: bool = True,
 ) -> bool:
     """The whole set-up; asks for what the options do not give when ``url`` is None. True when saved."""
-    from maia.config import read_settings_object, save_settings
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
+    from maia.core.settings import read_settings_object, save_settings
 
     env = environment()
     current = read_settings_object(env.home)

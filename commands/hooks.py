@@ -31,8 +31,8 @@ def hooks(ctx: click.Context) -> None:
 
 def _config(env: Env) -> tuple[HookConfig, bool]:
     from maia.app.hooks import load_hooks
-    from maia.paths import settings_path
-    from maia.trust import folder_trusted
+    from maia.core.paths import settings_path
+    from maia.core.trust import folder_trusted
 
     trusted = folder_trusted(env.launch, env.home)
     config = load_hooks(settings_path(env.home), env.launch, trusted=trusted)
@@ -49,7 +49,7 @@ def list_hooks(as_json: bool) -> None:
     import sys
 
     from maia.app.hooks import describe_hooks, hook_lines
-    from maia.inert import for_terminal
+    from maia.core.inert import for_terminal
 
     env = environment()
     config, trusted = _config(env)
@@ -83,11 +83,11 @@ def test(event: str, sample: str, as_json: bool) -> None:
     import sys
 
     from maia.app.hooks import EVENTS, TOOL_EVENTS, HookRunner
-    from maia.config import load_settings
-    from maia.errors import UsageError
-    from maia.inert import for_terminal
-    from maia.paths import settings_path
-    from maia.sandbox.policy import policy_from_settings
+    from maia.core.errors import UsageError
+    from maia.core.inert import for_terminal
+    from maia.core.paths import settings_path
+    from maia.core.settings import load_settings
+    from maia.process.sandbox.policy import policy_from_settings
 
     if event not in EVENTS:
         raise UsageError(_("Unknown event {event} (known: {events}).").format(event=event, events=", ".join(EVENTS)))

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from maia.core.inert import inert_line
 from maia.i18n import _, ngettext
-from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_mcp_servers
@@ -96,7 +96,7 @@ def test_servers(ctx: click.Context, server: str | None) -> None:
     """
     import asyncio
 
-    from maia.errors import NotFoundError
+    from maia.core.errors import NotFoundError
     from maia.mcp.rules import user_trusts
 
     env = environment()
@@ -209,7 +209,7 @@ def add(
 
     ${VAR} is kept as written and replaced from the environment when MAIA connects.
     """
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
     from maia.mcp.config import project_config_path, user_config_path
     from maia.mcp.edit import add_server, local_entry, remote_entry
 
@@ -236,8 +236,8 @@ def add(
                 "https:// (maia mcp add {name} https://…)."
             ).format(program=target[0], name=name)
         )
-    from maia.config import enable_mcp_server
-    from maia.paths import settings_path
+    from maia.core.paths import settings_path
+    from maia.core.settings import enable_mcp_server
 
     # you declared it yourself: it is enabled in your own settings (a project's say-so never does that)
     enabled = enable_mcp_server(env.home, name)
@@ -267,7 +267,7 @@ def _unknown_program(program: str, launch: Path, cwd: str | None) -> bool:
 @click.option("--project", is_flag=True, help=_("Remove from ./.mcp.json instead of ~/.maia/mcp.json."))
 def remove(name: str, project: bool) -> None:
     """Remove a server's declaration (the other servers and keys stay as they are)."""
-    from maia.errors import NotFoundError
+    from maia.core.errors import NotFoundError
     from maia.mcp.config import project_config_path, user_config_path
     from maia.mcp.edit import remove_server
 
@@ -276,8 +276,8 @@ def remove(name: str, project: bool) -> None:
     if remove_server(env.home, path, name):
         click.echo(_("Removed {name} from {path}.").format(name=name, path=path))
         if not any(s.name == name for s in _plan(env).config.servers):  # declared nowhere else now
-            from maia.config import forget_mcp_server
-            from maia.paths import settings_path
+            from maia.core.paths import settings_path
+            from maia.core.settings import forget_mcp_server
 
             removed = forget_mcp_server(env.home, name)
             if removed:

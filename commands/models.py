@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from maia.errors import ConfigError, ProviderError
+from maia.core.errors import ConfigError, ProviderError
+from maia.core.inert import inert_line
 from maia.i18n import _
-from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .setup import environment, settings_for, warn
@@ -23,7 +23,7 @@ def models(as_json: bool) -> None:
     import asyncio
     import json
 
-    from maia.config import resolve_model
+    from maia.core.settings import resolve_model
     from maia.provider.models import list_models
 
     env = environment()

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
+from maia.core.inert import inert_line
 from maia.i18n import _
-from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .setup import environment, warn
@@ -104,7 +104,7 @@ def _tool_input(tool: str, text: str) -> dict[str, Any]:
             raise click.BadParameter(_("INPUT looks like JSON but is not valid: {error}").format(error=error)) from None
         if isinstance(value, dict):
             return value
-    from maia.tools.registry import traits_of
+    from maia.core.registry import traits_of
 
     return {traits_of(tool).main_input or "value": text}
 

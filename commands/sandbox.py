@@ -12,7 +12,7 @@ from . import CONTEXT_SETTINGS
 from .setup import Env, environment, warn
 
 if TYPE_CHECKING:
-    from maia.config import Settings
+    from maia.core.settings import Settings
 
 
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
@@ -31,8 +31,8 @@ def sandbox(ctx: click.Context) -> None:
 
 def _settings(env: Env) -> Settings | None:
     """The user's settings, or None when there is no settings file yet (the sandbox's defaults apply)."""
-    from maia.config import load_settings
-    from maia.paths import settings_path
+    from maia.core.paths import settings_path
+    from maia.core.settings import load_settings
 
     if not settings_path(env.home).exists():
         return None
@@ -49,8 +49,8 @@ def status(as_json: bool) -> None:
     paths and the network state."""
     import json
 
-    from maia.paths import settings_path
-    from maia.sandbox.policy import (
+    from maia.core.paths import settings_path
+    from maia.process.sandbox.policy import (
         policy_from_settings,
         sandbox_mode,
         startup_notices,

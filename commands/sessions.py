@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
+from maia.core.inert import inert_line
 from maia.i18n import _
-from maia.inert import inert_line
 
 from . import CONTEXT_SETTINGS
 from .complete import complete_sessions
@@ -17,7 +17,7 @@ RESULT_PREVIEW = 600
 
 
 def _store() -> Any:
-    from maia.sessions import SessionStore
+    from maia.sessions.store import SessionStore
 
     return SessionStore.for_launch(environment().launch)
 
@@ -105,9 +105,9 @@ def show(name: str, as_json: bool) -> None:
     import json
     import sys
 
-    from maia.codec import typed_text
-    from maia.contracts import TextBlock, ToolResultBlock, ToolUseBlock
-    from maia.inert import for_terminal
+    from maia.core.contracts import TextBlock, ToolResultBlock, ToolUseBlock
+    from maia.core.inert import for_terminal
+    from maia.sessions.codec import typed_text
 
     def shown(text: str) -> str:  # what the session holds is untrusted: inert on a terminal
         return for_terminal(text, sys.stdout)
@@ -174,7 +174,7 @@ def delete(names: tuple[str, ...], yes: bool) -> None:
     """Delete saved sessions (sub-agent traces and compacted sessions are not deleted with them)."""
     import sys
 
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
 
     store = _store()
     found = []

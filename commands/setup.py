@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from maia.core.paths import launch_dir, maia_home
 from maia.i18n import _
-from maia.paths import launch_dir, maia_home
 
 if TYPE_CHECKING:
-    from maia.config import Settings
+    from maia.core.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ def environment() -> Env:
 
 def warn(message: str) -> None:
     """Print a warning on stderr."""
-    from maia.inert import inert
+    from maia.core.inert import inert
 
     # a warning quotes files' text (a malformed rule, an agent's header): never obeyed by the terminal
     click.echo(inert(_("Warning: {message}").format(message=message)), err=True)
@@ -38,7 +38,7 @@ def warn(message: str) -> None:
 
 def settings_for(env: Env) -> Settings:
     """Load the user's settings, printing their warnings on stderr."""
-    from maia.config import load_settings
+    from maia.core.settings import load_settings
 
     settings = load_settings(env.home)
     for message in settings.warnings:

@@ -30,8 +30,8 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
     """
     import json
 
-    from maia import trust as store
-    from maia.errors import UsageError
+    from maia.core import trust as store
+    from maia.core.errors import UsageError
 
     env = environment()
     if sum(bool(x) for x in (path is not None, as_list, revoke is not None)) > 1:
@@ -74,7 +74,7 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
         return
     import sys
 
-    from maia.inert import for_terminal
+    from maia.core.inert import for_terminal
 
     if state.grants:
         click.echo(_("{path} grants:").format(path=state.folder))

@@ -63,7 +63,7 @@ def reply(ref: str, text: str) -> None:
     """Answer the question a workflow's parent asked (RequestIntervention) with TEXT (- reads stdin)."""
     import sys
 
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
     from maia.workflows.steer import reply as answer
 
     if text == "-":

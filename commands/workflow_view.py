@@ -138,7 +138,7 @@ def result(ref: str, patch: bool) -> None:
     """The workflow's final answer (result.md): exit 1 when it ended in error, 2 while it runs."""
     import sys
 
-    from maia.errors import MaiaError, UsageError
+    from maia.core.errors import MaiaError, UsageError
     from maia.workflows.text import inert
     from maia.workflows.view import snapshot
 

@@ -73,7 +73,7 @@ def run(
     import re
     import sys
 
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
     from maia.workflows.duration import DurationError, parse_duration
 
     if workflow_id:
@@ -201,7 +201,7 @@ def _run_worker(workflow_id: str) -> None:
     import asyncio
     import signal
 
-    from maia.errors import NotFoundError, UsageError
+    from maia.core.errors import NotFoundError, UsageError
     from maia.workflows.worker import options_from_record, run_workflow
 
     if hasattr(signal, "SIGHUP"):
@@ -311,7 +311,7 @@ def worker(queue: str | None, concurrency: int, burst: bool, name: str | None, t
     import subprocess
     import sys
 
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
     from maia.workflows.queue import WorkerSetup, require_packages, work
 
     from .workflow_common import queue_url

@@ -3,7 +3,7 @@
 import sys
 
 if sys.argv[1:] == ["--subagent"]:  # hidden: only MAIA starts it (maia.subagents.launcher), never Click
-    from maia.subagents.child import main as subagent_main
+    from maia.frontends.subagent import main as subagent_main
 
     sys.exit(subagent_main())
 

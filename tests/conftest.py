@@ -91,7 +91,7 @@ def server(httpserver: HTTPServer, write_settings: Callable[..., Path]) -> HTTPS
 def trust_project(folder: Path | None = None) -> None:
     """The user trusts the folder (default: the test's launch folder) with what its files grant now
     (issue 25: a project's allow rules, servers, tools and agents' grants count only once trusted)."""
-    from maia.trust import trust_folder
+    from maia.core.trust import trust_folder
 
     trust_folder(folder or Path(os.environ["MAIA_CWD"]), Path(os.environ["MAIA_HOME"]))
 

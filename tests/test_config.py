@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from maia.config import join_url, load_settings, parse_model_spec, resolve_model
-from maia.errors import ConfigError
-from maia.paths import launch_dir, maia_home
+from maia.core.errors import ConfigError
+from maia.core.paths import launch_dir, maia_home
+from maia.core.settings import join_url, load_settings, parse_model_spec, resolve_model
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from maia.frontmatter import FrontMatterError, read_front_matter
-from maia.skills import parse_skill
+from maia.core.frontmatter import FrontMatterError, read_front_matter
+from maia.inputs.skills import parse_skill
 from maia.subagents.definitions import DefinitionError, parse_agent
 
 

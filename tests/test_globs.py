@@ -1,4 +1,4 @@
-"""The one glob engine (maia/globs.py): rules, Glob and ``@`` read a pattern the same way, in linear time,
+"""The one glob engine (maia/core/globs.py): rules, Glob and ``@`` read a pattern the same way, in linear time,
 and no pattern makes it raise; a pattern that cannot be meant (``[z-a]``) is a clear error."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
-from maia.errors import MaiaError
-from maia.globs import GlobError, check_glob, glob_problem, path_glob
+from maia.core.contracts import ToolContext
+from maia.core.errors import MaiaError
+from maia.core.globs import GlobError, check_glob, glob_problem, path_glob
+from maia.inputs.refs import expand_glob, resolve_references
 from maia.permissions import match
-from maia.refs import expand_glob, resolve_references
 from maia.search.engine import glob_paths
 from maia.tools.base import ToolError
 from maia.tools.glob import GlobTool

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from maia import i18n, locale_tool, po
+from maia import i18n
+from maia.i18n import po
+from maia.i18n import tool as locale_tool
 
 REPO = Path(__file__).resolve().parents[1]
 FRENCH = REPO / "maia" / "locale" / "fr" / "LC_MESSAGES" / "maia.po"
@@ -37,7 +39,7 @@ def test_the_template_is_up_to_date_with_the_sources() -> None:
     assert len(extraction.messages) > 900  # every _() of maia/ and commands/, the commands' help, Click's
     expected = po.dump(locale_tool.template_entries(extraction))
     assert (REPO / "maia" / "locale" / "maia.pot").read_text(encoding="utf-8") == expected, (
-        "a message was added or changed: run python -m maia.locale_tool update, then translate it"
+        "a message was added or changed: run python -m maia.i18n.tool update, then translate it"
     )
 
 
@@ -87,7 +89,7 @@ def test_clicks_messages_still_exist_in_the_installed_click() -> None:
                 elif node.func.id == "ngettext" and len(texts) == 2:
                     found.add((texts[0], texts[1]))
     stale = [message for message in locale_tool.CLICK_MESSAGES if message not in found]
-    assert stale == [], "Click changed these strings: update CLICK_MESSAGES in maia/locale_tool.py"
+    assert stale == [], "Click changed these strings: update CLICK_MESSAGES in maia/i18n/tool.py"
 
 
 # --- the checks can fail ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.refs import find_references, resolve_references
+from maia.inputs.refs import find_references, resolve_references
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from maia.frontmatter import read_front_matter
+from maia.core.frontmatter import read_front_matter
+from maia.core.schemas import SCHEMAS, load_schema, schema_path, schema_problems
 from maia.mcp.config import load_config
-from maia.schemas import SCHEMAS, load_schema, schema_path, schema_problems
 from maia.tools.custom import parse_definition
 
 REPO = Path(__file__).resolve().parents[1]

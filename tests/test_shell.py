@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.shell import cut_middle, run_shell
+from maia.process.shell import cut_middle, run_shell
 from tests.agent.helpers import wait_gone
 
 
@@ -80,7 +80,7 @@ def test_commands_do_not_see_maias_own_virtual_environment(tmp_path: Path) -> No
     assert sys.prefix != sys.base_prefix, "the suite runs from a virtual environment"
     script = (
         "import asyncio, pathlib\n"
-        "from maia.shell import run_shell\n"
+        "from maia.process.shell import run_shell\n"
         "r = asyncio.run(run_shell('echo \"$PATH\"; echo \"venv=$VIRTUAL_ENV\"', pathlib.Path('.')))\n"
         "print(r.output, end='')\n"
     )

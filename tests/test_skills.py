@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
-from maia.errors import UsageError
-from maia.skills import SkillInvocation, SkillTool, load_skills, parse_invocation, resolve_invocation
+from maia.core.contracts import ToolContext
+from maia.core.errors import UsageError
+from maia.inputs.skills import SkillInvocation, SkillTool, load_skills, parse_invocation, resolve_invocation
 from maia.tools.base import ToolError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.user_shell import BangCommand, context_for, parse_bang, preview, run_bang
+from maia.inputs.shell import BangCommand, context_for, parse_bang, preview, run_bang
 
 
 @pytest.mark.parametrize(

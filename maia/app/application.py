@@ -1,7 +1,7 @@
 """The application layer: one conversation and everything it stands on, for every front end.
 
 The chat, ``maia ask``, the sub-agent child and the workflow worker each open an :class:`Application`
-with their options and their :class:`~maia.contracts.AgentUI`, then only talk to it: prepare an
+with their options and their :class:`~maia.core.contracts.AgentUI`, then only talk to it: prepare an
 input, send it (with the one retry policy), switch sessions or models, save, close. Nothing here
 prints or prompts; nothing here knows which front end it serves beyond ``origin``.
 """
@@ -16,34 +16,42 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from maia.agent import AgentSession, LimitCallback, TurnResult
+from maia.agent.conversation import Conversation
+from maia.agent.loop import AgentSession, LimitCallback, TurnResult
 from maia.app.approvals import ApprovalMode
 from maia.app.catalog import ModelCatalog, ModelMatch
 from maia.app.changes import ChangeRecorder, UndoResult
 from maia.app.hooks import HookConfig, HookRunner, load_hooks
 from maia.app.loadout import Loadout, assemble
 from maia.app.pick import Picked, pick_session
-from maia.app.prepare import Allowed, PreparedRequest, prepare_request
 from maia.app.retry import OnWait, RetryPolicy, send_with_retries
 from maia.app.sources import BuiltinSource, CustomToolSource, SkillSource
-from maia.codec import Origin, SavedSession
-from maia.config import Settings
 from maia.context.tokens import TokenCounter
 from maia.context.window import ContextSize, resolve_context_size
-from maia.contracts import AgentUI, LLMProvider, PermissionCheck, SourceReport, Tool, ToolContext, ToolSource
-from maia.conversation import Conversation
-from maia.custom_commands import CommandSet
-from maia.errors import MaiaError, NotFoundError
+from maia.core.contracts import (
+    AgentUI,
+    LLMProvider,
+    PermissionCheck,
+    SourceReport,
+    Tool,
+    ToolContext,
+    ToolSource,
+)
+from maia.core.errors import MaiaError, NotFoundError
+from maia.core.settings import Settings
 from maia.i18n import _
+from maia.inputs.commands import CommandSet
+from maia.inputs.prepare import Allowed, PreparedRequest, prepare_request
+from maia.inputs.skills import Skill
+from maia.process.shell import ShellResult, register_secret
 from maia.provider.models import ModelInfo
-from maia.sessions import SessionManager, SessionStore, ensure_project_folders
-from maia.shell import ShellResult, register_secret
-from maia.skills import Skill
+from maia.sessions.codec import Origin, SavedSession
+from maia.sessions.store import SessionManager, SessionStore, ensure_project_folders
 
 if TYPE_CHECKING:
-    from maia.custom_commands import Expanded
+    from maia.inputs.commands import Expanded
     from maia.permissions.rules import RuleSet
-    from maia.sandbox.policy import SandboxPolicy
+    from maia.process.sandbox.policy import SandboxPolicy
     from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
@@ -220,7 +228,7 @@ class Application:
         self._apply_prompt()
         if loadout.rules.broken and options.origin != "chat":
             # nobody can answer the questions that would make up for the rules that cannot be read
-            from maia.errors import ConfigError
+            from maia.core.errors import ConfigError
 
             raise ConfigError(
                 "\n".join(loadout.warnings)
@@ -231,7 +239,7 @@ class Application:
         self.report.warnings.extend(loadout.warnings)
         self.report.notices.extend(loadout.notices)
         if options.origin == "ask":
-            from maia.trust import check, ignored_notice
+            from maia.core.trust import check, ignored_notice
 
             state = check(options.launch, options.home)
             if state.needs_question:  # once, on stderr: nobody can answer the chat's trust question here
@@ -245,15 +253,15 @@ class Application:
     # --- hooks and custom slash commands ------------------------------------------------------------
 
     def _project_trusted(self) -> bool:
-        from maia.trust import folder_trusted
+        from maia.core.trust import folder_trusted
 
         return folder_trusted(self.options.launch, self.options.home)
 
     def _extensions_setup(self, report: StartReport) -> None:
         """Hooks and custom slash commands: the user's, and a trusted project's (an untrusted one's are
         listed as ignored)."""
-        from maia.custom_commands import load_commands
-        from maia.paths import settings_path
+        from maia.core.paths import settings_path
+        from maia.inputs.commands import load_commands
 
         trusted = self._project_trusted()
         self.hooks.config = load_hooks(settings_path(self.options.home), self.options.launch, trusted=trusted)
@@ -278,8 +286,8 @@ class Application:
     async def run_command(self, name: str, args: str, on_output: Callable[[bytes], None] | None = None) -> Expanded:
         """``/name args`` of a custom command: its prompt (``!`` lines run as ``!`` runs) and its turn's
         model and rules, which :meth:`send` applies with ``command=``."""
-        from maia.custom_commands import expand
-        from maia.user_shell import context_for, run_bang
+        from maia.inputs.commands import expand
+        from maia.inputs.shell import context_for, run_bang
 
         command = self.commands.commands[name]
 
@@ -291,8 +299,8 @@ class Application:
 
     def _reload_settings(self, report: StartReport) -> None:
         """settings.json read again: a changed proxy address, key or limit applies from the next request."""
-        from maia.config import load_settings
-        from maia.errors import ConfigError
+        from maia.core.errors import ConfigError
+        from maia.core.settings import load_settings
 
         try:
             fresh = load_settings(self.options.home)
@@ -315,7 +323,7 @@ class Application:
 
     def _sandbox_setup(self, report: StartReport | None = None) -> None:
         """The OS sandbox under every command MAIA runs (off where the kernel has no Landlock)."""
-        from maia.sandbox.policy import policy_from_settings, startup_notices
+        from maia.process.sandbox.policy import policy_from_settings, startup_notices
 
         report = report or self.report
         self.sandbox = policy_from_settings(self.settings, self.options.launch)
@@ -406,7 +414,7 @@ class Application:
         options = self.options
         tools = [t for s in self.sources for t in s.tools()]
         if options.skill_filter is not None:
-            from maia.skills import SkillTool
+            from maia.inputs.skills import SkillTool
 
             # the source's Skill tool knows every skill: the narrowed agent gets one that knows only its own
             skills = self._skills()
@@ -599,7 +607,7 @@ class Application:
         """An "always" answer: the rules allow from now on, kept in ``./.maia/settings.local.json``
         (``persist``) or for this session only."""
         from maia.app.approvals import remember_rules
-        from maia.errors import MaiaError
+        from maia.core.errors import MaiaError
         from maia.permissions.sources import load_rules
 
         loadout = self.conversation.loadout
@@ -625,7 +633,7 @@ class Application:
         ``./.maia/settings.local.json`` (the file MAIA writes) can be removed; for one in another file, a
         UsageError names the file to edit. The message to show."""
         from maia.app.approvals import forget_rule
-        from maia.errors import UsageError
+        from maia.core.errors import UsageError
         from maia.permissions.sources import load_rules
 
         loadout = self.conversation.loadout
@@ -800,7 +808,7 @@ class Application:
     async def run_bang(self, command: str, on_output: Callable[[bytes], None] | None = None) -> ShellResult:
         """Run a ``!`` command in the launch folder (``on_output`` sees its output live); its output joins the
         next request."""
-        from maia.user_shell import context_for, run_bang
+        from maia.inputs.shell import context_for, run_bang
 
         result = await run_bang(command, self.options.launch, sandbox=self.sandbox, on_output=on_output)
         self.attach(context_for(command, result))

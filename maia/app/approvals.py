@@ -1,6 +1,6 @@
 """Approving tool calls without friction: remembering "always" answers, and approval modes.
 
-(The question's content and the rule "always" would add: :mod:`maia.approval`.)
+(The question's content and the rule "always" would add: :mod:`maia.agent.approval`.)
 
 - :func:`remember_rules` writes such rules into ``./.maia/settings.local.json`` (git-ignored, read
   after ``./.maia/settings.json``), atomically, under a lock, other keys kept.
@@ -16,17 +16,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maia.contracts import PermissionCheck, Tool
-from maia.errors import ConfigError
+from maia.core.contracts import PermissionCheck, Tool
+from maia.core.errors import ConfigError
+from maia.core.registry import traits_of
+from maia.core.storage import write_atomic
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.paths import inside_launch
 from maia.permissions.rules import Verdict
-from maia.storage import write_atomic
-from maia.tools.registry import traits_of
 
 if TYPE_CHECKING:
-    from maia.sandbox.policy import SandboxPolicy
+    from maia.process.sandbox.policy import SandboxPolicy
 
 ApprovalMode = Literal["ask", "edits", "auto", "plan"]
 MODES: tuple[ApprovalMode, ...] = ("ask", "edits", "auto", "plan")
@@ -75,7 +75,7 @@ def _permissions_of(path: Path, data: Any) -> dict[str, Any]:
 def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
     """Add ``rules`` to ``permissions.allow`` of ``./.maia/settings.local.json`` (created, other keys
     kept, atomic, locked); a broken file is never rewritten (ConfigError)."""
-    from maia.config import read_json
+    from maia.core.settings import read_json
     from maia.permissions.sources import local_settings_path
 
     path = local_settings_path(launch)
@@ -92,7 +92,7 @@ def remember_rules(home: Path, launch: Path, rules: Sequence[str]) -> Path:
             if rule not in allow:
                 allow.append(rule)
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    from maia.trust import note_written
+    from maia.core.trust import note_written
 
     # the user's own answer, not a grant of the folder: a trusted folder stays trusted
     note_written(launch, home, rules)
@@ -103,7 +103,7 @@ def forget_rule(home: Path, launch: Path, rule: str) -> list[str]:
     """Remove ``rule`` from the lists of ``./.maia/settings.local.json`` (the file MAIA writes; atomic,
     locked, other keys kept); the families it was in (empty: it was not there). ConfigError for a broken
     file, which is left alone."""
-    from maia.config import read_json
+    from maia.core.settings import read_json
     from maia.permissions.sources import local_settings_path
 
     path = local_settings_path(launch)

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from maia.config import Settings
+from maia.core.settings import Settings
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 

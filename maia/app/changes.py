@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from maia.diffs import unified_diff
+from maia.core.diffs import unified_diff
+from maia.core.storage import write_atomic
 from maia.i18n import _
-from maia.storage import write_atomic
 
 MAX_SNAPSHOT = 5 * 1024 * 1024  # bigger files are recorded as changed, not kept for undo
 

@@ -14,8 +14,8 @@ from maia.permissions.rules import RuleSet, parse_rules
 if TYPE_CHECKING:
     from maia.app.application import Application
     from maia.app.loadout import Loadout
-    from maia.contracts import Tool
-    from maia.skills import Skill
+    from maia.core.contracts import Tool
+    from maia.inputs.skills import Skill
     from maia.subagents.definitions import AgentDefinition
 
 

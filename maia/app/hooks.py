@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from maia.contracts import HookVerdict
+from maia.core.contracts import HookVerdict
 from maia.i18n import _
 
 EVENTS = (
@@ -42,7 +42,7 @@ _RANK = {"allow": 0, "ask": 1, "deny": 2}
 MAX_OUTPUT = 20_000  # characters of a hook's output kept (a reason, extra context)
 
 Source = Literal["user", "project", "local"]
-Sandbox = Any  # maia.sandbox.policy.SandboxPolicy (kept loose: hooks sit below the sandbox's users)
+Sandbox = Any  # maia.process.sandbox.policy.SandboxPolicy (kept loose: hooks sit below the sandbox's users)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +181,7 @@ def load_hooks(user_settings: Path, launch: Path, *, trusted: bool) -> HookConfi
 
 def project_hooks(launch: Path, home: Path) -> list[Hook]:
     """The hooks a launch folder's own settings files declare (what folder trust shows and digests)."""
-    from maia.paths import settings_path
+    from maia.core.paths import settings_path
 
     user = settings_path(home)
     hooks: list[Hook] = []
@@ -242,7 +242,7 @@ class HookRunner:
 
     async def run(self, event: str, payload: Mapping[str, Any], tool: str | None = None) -> HookResult:
         """Run the matching hooks one after the other; the first that blocks or denies ends the series."""
-        from maia.shell import run_shell
+        from maia.process.shell import run_shell
 
         result = HookResult()
         hooks = self.config.for_event(event, tool)
@@ -331,7 +331,7 @@ class HookRunner:
             result.context.append(_clip(extra))
         result.ran.append(f"{label}: {decision or ('stop' if result.stop else 'ok')}")
 
-    # --- the agent loop's view (maia.contracts.ToolHooks) ----------------------------------------
+    # --- the agent loop's view (maia.core.contracts.ToolHooks) ----------------------------------------
 
     async def before_tool(self, name: str, tool_input: Mapping[str, Any]) -> HookVerdict | None:
         """PreToolUse: the hooks' answer for one call, None when none has an opinion."""

@@ -14,13 +14,13 @@ from typing import Any
 
 from maia.context.memory import ContextFile, find_context_file
 from maia.context.prompt import build_system_prompt
-from maia.contracts import PermissionCheck, Tool
+from maia.core.contracts import PermissionCheck, Tool
 from maia.i18n import _
+from maia.inputs.skills import Skill
 from maia.permissions.defaults import safe_default
 from maia.permissions.engine import Decision, explain
 from maia.permissions.rules import RuleSet, Verdict, merge, parse_rules
 from maia.permissions.sources import LoadedRules, load_rules
-from maia.skills import Skill
 
 
 @dataclass(slots=True)

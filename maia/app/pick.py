@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from maia.codec import Origin, SavedSession
-from maia.errors import MaiaError, NotFoundError
+from maia.core.errors import MaiaError, NotFoundError
 from maia.i18n import _
-from maia.sessions import SessionStore
+from maia.sessions.codec import Origin, SavedSession
+from maia.sessions.store import SessionStore
 
 
 def _kind(origin: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from maia.errors import (
+from maia.core.errors import (
     ConfigError,
     HttpStatusError,
     IncompleteStream,
@@ -30,9 +30,9 @@ from maia.errors import (
 from maia.i18n import _
 
 if TYPE_CHECKING:
-    from maia.agent import LimitCallback, TurnResult
-    from maia.config import Settings
-    from maia.conversation import Conversation
+    from maia.agent.conversation import Conversation
+    from maia.agent.loop import LimitCallback, TurnResult
+    from maia.core.settings import Settings
 
 SCALE_VARIABLE = "MAIA_RETRY_SCALE"  # a factor on the waits MAIA chooses itself (tests shorten them)
 

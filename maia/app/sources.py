@@ -1,6 +1,6 @@
 """The tool sources every conversation starts with: built-in tools, custom tools, skills.
 
-Each implements :class:`maia.contracts.ToolSource`: the application starts it once, reads its tools
+Each implements :class:`maia.core.contracts.ToolSource`: the application starts it once, reads its tools
 when it assembles an agent, and closes it at the end. MCP servers are one more source (maia/mcp).
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from maia.contracts import SourceReport, Tool
+from maia.core.contracts import SourceReport, Tool
 from maia.i18n import _
+from maia.inputs.skills import Skill, SkillTool, load_skills
 from maia.provider.models import ModelInfo
-from maia.skills import Skill, SkillTool, load_skills
 from maia.tools import builtin_tools
 from maia.tools.custom import load_custom_tools
 

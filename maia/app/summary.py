@@ -9,9 +9,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from maia.agent import AgentSession, add_request
-from maia.contracts import ChatRequest, Done, Message, TextBlock, TextDelta, Usage
-from maia.errors import ProviderError
+from maia.agent.loop import AgentSession, add_request
+from maia.core.contracts import ChatRequest, Done, Message, TextBlock, TextDelta, Usage
+from maia.core.errors import ProviderError
 
 if TYPE_CHECKING:
     from maia.app.retry import RetryPolicy

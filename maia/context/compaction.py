@@ -6,8 +6,17 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from maia.contracts import ChatRequest, Done, LLMProvider, Message, TextBlock, TextDelta, ToolResultBlock, ToolSpec
-from maia.errors import ProviderError
+from maia.core.contracts import (
+    ChatRequest,
+    Done,
+    LLMProvider,
+    Message,
+    TextBlock,
+    TextDelta,
+    ToolResultBlock,
+    ToolSpec,
+)
+from maia.core.errors import ProviderError
 from maia.i18n import _
 
 SUMMARY_TOKENS = 4000

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
-from maia.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
+from maia.core.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"  # as tiktoken expects it
 # o200k_base's pre-tokenizer and special tokens, as OpenAI published them with the vocabulary (the

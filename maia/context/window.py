@@ -7,8 +7,8 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from maia.contracts import ChatRequest, LLMProvider, Message, TextBlock, TextDelta
-from maia.errors import AuthFailed, ProviderError, ProviderUnreachable
+from maia.core.contracts import ChatRequest, LLMProvider, Message, TextBlock, TextDelta
+from maia.core.errors import AuthFailed, ProviderError, ProviderUnreachable
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
-    from maia.sandbox.policy import SandboxPolicy
+    from maia.process.sandbox.policy import SandboxPolicy
 
 T = TypeVar("T")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from maia.errors import ConfigError, UsageError
+from maia.core.errors import ConfigError, UsageError
+from maia.core.storage import write_atomic
 from maia.i18n import _
 from maia.mcp.config import WRAPPERS, key_problem
-from maia.storage import write_atomic
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from maia.core.paths import home_path
 from maia.i18n import _
 from maia.mcp.config import ServerConfig
-from maia.paths import home_path
 from maia.permissions.rules import Rule, RuleSet, wildcard
 
 MAX_TOOL_NAME = 64

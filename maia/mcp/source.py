@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from maia.contracts import SourceReport, Tool
+from maia.core.contracts import SourceReport, Tool
 from maia.i18n import _
 from maia.mcp.client import (
     Connection,
@@ -41,7 +41,7 @@ from maia.permissions.rules import RuleSet
 if TYPE_CHECKING:
     from mcp import Client
 
-    from maia.sandbox.policy import SandboxPolicy
+    from maia.process.sandbox.policy import SandboxPolicy
 
 State: TypeAlias = Literal["ok", "fail", "disabled", "connecting", "idle"]
 MAX_PAGES = 100
@@ -510,7 +510,7 @@ class Plan:
 
 
 class McpSource:
-    """Tools of the MCP servers the rules enable: a :class:`~maia.contracts.ToolSource` with health."""
+    """Tools of the MCP servers the rules enable: a :class:`~maia.core.contracts.ToolSource` with health."""
 
     def __init__(
         self,
@@ -544,7 +544,7 @@ class McpSource:
         # the user's own file, read here whatever rules the caller passed: a project server needs it
         user_rules = next((s.ruleset for s in loaded_rules.sources if s.scope == "user"), RuleSet())
         config = load_config(self.home, self.launch, self._env)
-        from maia.trust import folder_trusted
+        from maia.core.trust import folder_trusted
 
         trusted = folder_trusted(self.launch, self.home)
         selections, rule_warnings = select_servers(config.servers, rules, user_rules, trusted=trusted)

@@ -1,4 +1,4 @@
-"""An MCP server's tool as a MAIA :class:`~maia.contracts.Tool`: ``mcp__<server>__<tool>``, ask by default."""
+"""An MCP server's tool as a MAIA :class:`~maia.core.contracts.Tool`: ``mcp__<server>__<tool>``, ask by default."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import Permission, ToolContext, ToolSpec, ToolTraits
 from maia.permissions.subject import Subject, default_subject
 
 MAX_DESCRIPTION = 2048  # a server's description is untrusted text sent with every request

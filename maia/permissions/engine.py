@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.globs import has_magic
+from maia.core.globs import has_magic
+from maia.core.paths import resolve_user_path
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions import programs, tables
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect

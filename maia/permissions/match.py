@@ -5,7 +5,7 @@ Two kinds of pattern:
 - **wildcards** (Bash commands, names, values): ``*`` is any text, everything else is literal. A
   star-only pattern is matched greedily, piece after piece, with ``str.find``: each piece is looked
   for once, left to right, so the work grows with the text, never with the number of stars.
-- **path globs** (Read, Write, Edit, Glob, Grep, Redirect): the one engine of :mod:`maia.globs`
+- **path globs** (Read, Write, Edit, Glob, Grep, Redirect): the one engine of :mod:`maia.core.globs`
   (``**`` any depth, ``*`` and ``?`` within a segment, ``[…]`` classes, ``{a,b}`` alternatives),
   re-exported here.
 """
@@ -16,7 +16,7 @@ import functools
 from dataclasses import dataclass
 
 # path globs have one engine, shared with the Glob tool and `@` references
-from maia.globs import MAX_ALTERNATIVES, PathGlob, path_glob
+from maia.core.globs import MAX_ALTERNATIVES, PathGlob, path_glob
 
 __all__ = ["MAX_ALTERNATIVES", "PathGlob", "Wildcard", "path_glob", "wildcard"]
 

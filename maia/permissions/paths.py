@@ -1,6 +1,6 @@
 """Path rules (§9.3): the path the tool will open, judged as written and where it really is.
 
-The tools and the engine share one normaliser, :func:`maia.paths.resolve_user_path` (white
+The tools and the engine share one normaliser, :func:`maia.core.paths.resolve_user_path` (white
 space stripped, ``~`` expanded, relative to the launch folder, ``..`` resolved); the engine then
 also follows symbolic links (``os.path.realpath``) and, on a case-insensitive file system, compares
 without case. ``dir/**`` covers ``dir`` itself.
@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from maia.globs import has_magic
-from maia.paths import maia_home, normalise_user_path
+from maia.core.globs import has_magic
+from maia.core.paths import maia_home, normalise_user_path
 from maia.permissions.match import path_glob
 
 CONTEXT_FILES = ("MAIA.md", "AGENTS.md", "CLAUDE.md")

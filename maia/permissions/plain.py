@@ -643,7 +643,7 @@ def _folder_after(part: Part, here: Path | None, launch: Path | None) -> Path | 
     target = args[0]
     if target == "-" or target.startswith(("~", "+")) or DYN in target:
         return None
-    from maia.paths import resolve_user_path
+    from maia.core.paths import resolve_user_path
 
     folder = resolve_user_path(target, here)
     # another repository inside the launch folder is another program's configuration (git hooks…)

@@ -1410,7 +1410,7 @@ def inside(value: str | None, launch: Path) -> bool:
     """Whether a folder given to ``-C`` (relative or absolute) stays inside the launch folder."""
     if not value or DYN in value:
         return False
-    from maia.paths import resolve_user_path
+    from maia.core.paths import resolve_user_path
 
     path = resolve_user_path(value, launch)
     for candidate, base in (
@@ -1562,7 +1562,7 @@ def other_repository(value: str | None, launch: Path) -> bool:
     it and the launch folder holds ``.git`` or is itself a git directory)."""
     if not value or DYN in value:
         return True
-    from maia.paths import resolve_user_path
+    from maia.core.paths import resolve_user_path
 
     folder = os.path.realpath(resolve_user_path(value, launch))
     base = os.path.realpath(launch)

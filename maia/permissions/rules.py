@@ -9,10 +9,10 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from maia.core.registry import OWN_TOOL_NAMES
 from maia.i18n import _
 from maia.permissions.match import Wildcard
 from maia.permissions.match import wildcard as _compile_wildcard
-from maia.tools.registry import OWN_TOOL_NAMES  # the one catalogue (it imports no tool)
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 FAMILIES = ("deny", "ask", "allow")

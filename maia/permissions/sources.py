@@ -1,5 +1,5 @@
 """Where rules come from (§9.1): the user's and the project's settings.json, then the project's
-settings.local.json; their lists add up. In a folder the user has not trusted (:mod:`maia.trust`),
+settings.local.json; their lists add up. In a folder the user has not trusted (:mod:`maia.core.trust`),
 the project's allow rules and inertVariables are ignored; its deny and ask rules always apply."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from maia.config import read_json
-from maia.errors import ConfigError
+from maia.core.errors import ConfigError
+from maia.core.paths import settings_path
+from maia.core.settings import read_json
 from maia.i18n import _
-from maia.paths import settings_path
 from maia.permissions.rules import RuleSet, merge, parse_rules
 
 
@@ -111,7 +111,7 @@ def load_rules(home: Path, launch: Path) -> LoadedRules:
     """Rules of ``~/.maia/settings.json``, ``./.maia/settings.json`` and ``./.maia/settings.local.json``
     (the personal, git-ignored file where "always allow" answers go); never the parent folder. The
     project's allow rules and inertVariables count only in a trusted folder."""
-    from maia.trust import check
+    from maia.core.trust import check
 
     warnings: list[str] = []
     user = _read_source("user", settings_path(home), warnings)

@@ -100,7 +100,7 @@ def mcp_name(tool_name: str) -> tuple[str, str] | None:
 def subject_of(tool_name: str, tool_input: Mapping[str, Any], tool: object | None = None) -> Subject:
     """The subject of a call: the tool's own declaration, else the defaults described above."""
     if tool is None:
-        from maia.tools.registry import builtin_tool  # the one catalogue; a tool's module only when asked
+        from maia.core.registry import builtin_tool
 
         tool = builtin_tool(tool_name)
     if isinstance(tool, HasSubject):

@@ -179,7 +179,7 @@ def _is_folder(path: str, launch: Path | None) -> bool:
         return True
     if launch is None or DYN in path:
         return False
-    from maia.paths import resolve_user_path
+    from maia.core.paths import resolve_user_path
 
     return os.path.isdir(resolve_user_path(path, launch))
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from maia.contracts import ChatRequest, Done, StreamEvent, TextDelta, ToolUse, Usage
+from maia.core.contracts import ChatRequest, Done, StreamEvent, TextDelta, ToolUse, Usage
 
 Step = StreamEvent | BaseException | Callable[[], Any]
 

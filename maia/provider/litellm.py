@@ -13,8 +13,7 @@ from typing import IO, Any
 
 import httpx
 
-from maia.config import Settings, compile_patterns
-from maia.contracts import (
+from maia.core.contracts import (
     ChatRequest,
     Message,
     StreamEvent,
@@ -24,7 +23,7 @@ from maia.contracts import (
     ToolSpec,
     ToolUseBlock,
 )
-from maia.errors import (
+from maia.core.errors import (
     AuthFailed,
     ContextTooLong,
     EmptyResponse,
@@ -37,8 +36,9 @@ from maia.errors import (
     StreamError,
     UnknownModel,
 )
+from maia.core.paths import maia_home
+from maia.core.settings import Settings, compile_patterns
 from maia.i18n import _
-from maia.paths import maia_home
 from maia.provider.ratelimit import mentions_limit, reset_from_text, retry_delay
 from maia.provider.sse import (
     DONE_MARKER,

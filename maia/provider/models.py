@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from maia.config import Settings
-from maia.errors import ProviderError, ProviderUnreachable
+from maia.core.errors import ProviderError, ProviderUnreachable
+from maia.core.settings import Settings
 from maia.i18n import _
 from maia.provider.litellm import classify_http_error
 
@@ -127,7 +127,7 @@ def _remember_names(settings: Settings, models: list[ModelInfo]) -> None:
     import contextlib
     import json
 
-    from maia.storage import write_atomic
+    from maia.core.storage import write_atomic
 
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs completion
         write_atomic(models_cache_path(settings.path.parent), json.dumps([m.name for m in models]))

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from maia.contracts import (
+from maia.core.contracts import (
     Done,
     ReasoningDelta,
     StopReason,
@@ -22,7 +22,7 @@ from maia.contracts import (
     Truncated,
     Usage,
 )
-from maia.errors import ContextTooLong, StreamError
+from maia.core.errors import ContextTooLong, StreamError
 
 DONE_MARKER = b"[DONE]"
 _SIMPLE_EVENTS = re.compile(rb"^data: (.*)\n\n", re.MULTILINE)

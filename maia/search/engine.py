@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from maia.globs import check_glob, has_magic
+from maia.core.globs import check_glob, has_magic
 from maia.i18n import _
 from maia.search import FileHit, GrepQuery, cut_line, display_path, fallback, find_ripgrep, rg
 from maia.search.fallback import glob_filter

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from maia.globs import PathGlob
+from maia.core.globs import PathGlob
 from maia.search import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, FileHit, GrepQuery
 from maia.search.ignore import compile_ignore, walk
 from maia.search.regex import compile_python, required_literal, to_python

@@ -7,7 +7,7 @@ import importlib
 import re
 from typing import Any
 
-from maia.errors import MaiaError
+from maia.core.errors import MaiaError
 from maia.i18n import _
 
 # re's own parser (public as sre_parse before 3.11, deprecated since): to find required literals

@@ -9,9 +9,9 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
+from maia.process.shell import kill_group
 from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
 from maia.search.regex import PatternError, needs_pcre
-from maia.shell import kill_group
 
 READ_SLICE = 128 * 1024  # parsed in a few milliseconds: the event loop runs between slices
 _KEEP_BYTES = (MAX_LINE_CHARS + 1) * 4

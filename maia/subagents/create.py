@@ -9,7 +9,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from maia.errors import UsageError
+from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.subagents.definitions import Scope, name_problem
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from maia.frontmatter import FrontMatterError, read_front_matter
+from maia.core.frontmatter import FrontMatterError, read_front_matter
 from maia.i18n import _
 from maia.permissions.rules import FAMILIES, RuleSyntaxError, parse_rule
 
@@ -537,7 +537,7 @@ def agent_dirs(home: Path, launch: Path) -> list[tuple[Scope, Path]]:
 def load_agents(home: Path, launch: Path) -> LoadedAgents:
     """Every valid agent of ``~/.maia/agents`` and ``./.maia/agents``; a warning per problem. In a folder
     the user has not trusted, the project's agents lose the allow rules of their ``permissions``."""
-    from maia.trust import folder_trusted
+    from maia.core.trust import folder_trusted
 
     loaded = load_agents_from(agent_dirs(home, launch))
     if not folder_trusted(launch, home):

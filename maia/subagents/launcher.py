@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from maia import guardian
-from maia.contracts import Message
-from maia.errors import MaiaError
+from maia.core.contracts import Message
+from maia.core.errors import MaiaError
 from maia.i18n import _, ngettext
+from maia.process import guardian
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 
@@ -46,7 +46,7 @@ OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child 
 def child_command() -> list[str]:
     """How a sub-agent process is started: this Python in isolated mode (nothing imported from the launch
     folder, PYTHONPATH or the user's site), MAIA's hidden mode."""
-    from maia.sandbox.selfguard import python_argv
+    from maia.process.sandbox.selfguard import python_argv
 
     return [*python_argv(), "-m", "maia", protocol.SUBAGENT_FLAG]
 
@@ -93,7 +93,7 @@ class SubAgentResult:
 
 def trace_name(parent_session: str | None, agent: str) -> str:
     """``{parent session}-{agent}`` within the 100-character limit of session names (§20.5)."""
-    from maia.sessions import MAX_NAME, default_name
+    from maia.sessions.store import MAX_NAME, default_name
 
     suffix = f"-{agent}"
     return (parent_session or default_name())[: MAX_NAME - len(suffix)] + suffix
@@ -101,8 +101,8 @@ def trace_name(parent_session: str | None, agent: str) -> str:
 
 def save_trace(spec: ChildSpec, messages: list[Message], model: str) -> str:
     """Write the sub-agent's conversation as a session (``_2``, ``_3``… when the name is taken)."""
-    from maia.codec import SavedSession
-    from maia.sessions import SessionStore
+    from maia.sessions.codec import SavedSession
+    from maia.sessions.store import SessionStore
 
     session = SavedSession(
         name=trace_name(spec.parent_session, spec.definition.name),
@@ -405,7 +405,7 @@ def _clock(iso: str | None) -> str:
 
 def _finish(run: _Run, result: SubAgentResult, started: float, timeout: float | None) -> None:
     """Fill the result from the child's done message, or explain why there is none; save the trace."""
-    from maia.codec import message_from_dict
+    from maia.sessions.codec import message_from_dict
 
     result.duration = time.monotonic() - started
     result.stderr_tail = "\n".join(run.stderr)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from maia.errors import MaiaError
+from maia.core.errors import MaiaError
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 

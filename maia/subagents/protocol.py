@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maia.codec import message_to_dict
-from maia.contracts import Message
+from maia.core.contracts import Message
+from maia.sessions.codec import message_to_dict
 from maia.subagents.definitions import AgentDefinition
 
 SUBAGENT_FLAG = "--subagent"  # ``python -m maia --subagent``: the hidden child mode

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from maia.contracts import SourceReport, Tool
+from maia.core.contracts import SourceReport, Tool
 from maia.provider.models import ModelInfo
 from maia.subagents.definitions import AgentDefinition, LoadedAgents, load_agents, loaded_message
 from maia.subagents.tool import agent_tools, agents_prompt_section

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from maia.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec, ToolTraits
-from maia.errors import UsageError
+from maia.core.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.permissions.subject import Subject, default_subject
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent

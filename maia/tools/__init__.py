@@ -1,7 +1,7 @@
-"""The built-in tools (§8); :mod:`maia.tools.registry` is their one catalogue."""
+"""The built-in tools (§8); :mod:`maia.core.registry` is their one catalogue."""
 
 from __future__ import annotations
 
-from maia.tools.registry import builtin_tools
+from maia.core.registry import builtin_tools
 
 __all__ = ["builtin_tools"]

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from maia.contracts import Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.paths import resolve_user_path
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions.subject import Subject, default_subject
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object"}

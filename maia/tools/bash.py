@@ -6,10 +6,10 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.permissions.subject import CommandSubject, Subject
-from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
+from maia.process.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, require_str
 
 MAX_OUTPUT = 30_000

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext, ToolSpec
+from maia.core.contracts import ToolContext, ToolSpec
+from maia.core.registry import OWN_TOOL_NAMES
+from maia.core.schemas import schema_problems
 from maia.i18n import _
 from maia.permissions.subject import Subject, ValuesSubject
-from maia.schemas import schema_problems
-from maia.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
+from maia.process.shell import DEFAULT_TIMEOUT, cut_middle, run_shell
 from maia.tools.base import BuiltinTool, ToolError
-from maia.tools.registry import OWN_TOOL_NAMES
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -263,7 +263,7 @@ class CustomTool(BuiltinTool):
 def load_custom_tools(launch: Path, home: Path) -> LoadedCustomTools:
     """``./.maia/tools`` and ``~/.maia/tools``, alphabetically; the project's tool wins on a name clash.
     The project's tools run programs the repository chose: loaded only in a trusted folder."""
-    from maia.trust import folder_trusted
+    from maia.core.trust import folder_trusted
 
     loaded = LoadedCustomTools()
     taken: dict[str, str] = {}

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
+from maia.core.paths import resolve_user_path
+from maia.core.storage import write_atomic
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
-from maia.storage import write_atomic
 from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
 
 

@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
-from maia.globs import GlobError, check_glob, has_magic
+from maia.core.contracts import ToolContext, ToolTraits
+from maia.core.globs import GlobError, check_glob, has_magic
+from maia.core.paths import resolve_user_path
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import display_path
 from maia.search.engine import glob_paths

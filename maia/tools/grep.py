@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
+from maia.core.paths import resolve_user_path
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import GrepQuery, OutputMode
 from maia.search.engine import format_hits, grep_hits

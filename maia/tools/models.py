@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
-from maia.errors import ProviderError
+from maia.core.contracts import ToolContext, ToolTraits
+from maia.core.errors import ProviderError
 from maia.i18n import _
 from maia.provider.models import ModelInfo
 from maia.tools.base import BuiltinTool, ToolError

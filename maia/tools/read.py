@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
+from maia.core.paths import resolve_user_path
 from maia.i18n import _
-from maia.paths import resolve_user_path
 from maia.permissions.subject import PathSubject, Subject
 from maia.tools.base import BuiltinTool, ToolError, file_key, optional_int, require_str
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.tools.base import BuiltinTool, ToolError
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from maia.contracts import ToolContext, ToolTraits
+from maia.core.contracts import ToolContext, ToolTraits
 from maia.i18n import _
 from maia.permissions.subject import Subject, UrlSubject
 from maia.tools.base import BuiltinTool, ToolError, optional_int, require_str

@@ -13,7 +13,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Permission, PermissionCheck, SourceReport, Tool, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import (
+    Permission,
+    PermissionCheck,
+    SourceReport,
+    Tool,
+    ToolContext,
+    ToolSpec,
+    ToolTraits,
+)
 from maia.i18n import _
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from maia.sandbox.selfguard import python_argv
+from maia.process.sandbox.selfguard import python_argv
 from maia.workflows.registry import Workflow, process_identity
 from maia.workflows.worker import RunOptions
 

@@ -19,7 +19,7 @@ from maia.workflows.orchestrator import Orchestrator, PermissionMode, build_orch
 
 if TYPE_CHECKING:
     from maia.app.catalog import ModelCatalog
-    from maia.config import Settings
+    from maia.core.settings import Settings
     from maia.workflows.ui import WorkflowUI
 
 ALWAYS_KEPT = frozenset({AGENT_TOOL, INTERVENTION_TOOL})

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from maia.context.memory import ContextFile
-from maia.errors import UsageError
+from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.subagents.definitions import (
     AGENT_FILES,
@@ -141,7 +141,7 @@ def load_orchestrator(path: Path, home: Path, launch: Path) -> Orchestrator:
         # a cloned repository's workflow must not approve everything nor allow itself anything
         import shlex
 
-        from maia.trust import check, ignored_notice
+        from maia.core.trust import check, ignored_notice
 
         folder = workflow_folder(file, layout)
         state = check(folder, home)
@@ -174,8 +174,8 @@ def workflow_folder(file: Path, layout: Layout) -> Path:
 
 def workflow_trusted(file: Path, layout: Layout, home: Path) -> bool:
     """Whether a workflow's AGENT.md files may grant (``permissionMode: allow``, allow rules): they are the
-    user's own (under MAIA's home), or their folder is trusted (:mod:`maia.trust` shows and digests them)."""
-    from maia.trust import folder_trusted
+    user's own (under MAIA's home), or their folder is trusted (:mod:`maia.core.trust` shows and digests them)."""
+    from maia.core.trust import folder_trusted
 
     with contextlib.suppress(ValueError):
         file.resolve().relative_to(home.resolve())

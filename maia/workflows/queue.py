@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maia.errors import ConfigError, ExitStatus, MaiaError, UsageError
+from maia.core.errors import ConfigError, ExitStatus, MaiaError, UsageError
 from maia.i18n import _
 
 if TYPE_CHECKING:
@@ -68,11 +68,11 @@ def queue_url(cli: str | None, home: Path, env: Mapping[str, str] | None = None)
                     ).format(source=source, url=public_url(url))
                 )
             return url
-    from maia.paths import settings_path
+    from maia.core.paths import settings_path
 
     if not settings_path(home).is_file():
         return None
-    from maia.config import load_settings
+    from maia.core.settings import load_settings
 
     try:
         return load_settings(home, env).queue

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maia.errors import NotFoundError, UsageError
+from maia.core.errors import NotFoundError, UsageError
 from maia.i18n import _
 from maia.workflows.registry import (
     RECORD_VERSION,

@@ -30,9 +30,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from maia.errors import MaiaError, NotFoundError, UsageError
+from maia.core.errors import MaiaError, NotFoundError, UsageError
+from maia.core.storage import storage_error, write_atomic
 from maia.i18n import _
-from maia.storage import storage_error, write_atomic
 
 State = Literal["pending", "running", "waiting", "done", "error"]
 STATES: tuple[State, ...] = ("pending", "running", "waiting", "done", "error")

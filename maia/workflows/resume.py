@@ -22,7 +22,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from maia.errors import MaiaError, UsageError
+from maia.core.errors import MaiaError, UsageError
 from maia.i18n import _
 from maia.workflows.registry import FINAL_STATES, Workflow, WorkflowFileError
 from maia.workflows.runstate import (

@@ -53,7 +53,7 @@ def parent_path(workflow: Workflow) -> Path:
 
 def save_parent(workflow: Workflow, messages: list[Any]) -> None:
     """Save the parent's conversation (atomic); raises OSError like any write."""
-    from maia.codec import message_to_dict
+    from maia.sessions.codec import message_to_dict
 
     data = {"saved": now_iso(), "messages": [message_to_dict(m) for m in messages]}
     workflow.save_state(PARENT_FILE, json.dumps(data, ensure_ascii=False) + "\n")
@@ -61,7 +61,7 @@ def save_parent(workflow: Workflow, messages: list[Any]) -> None:
 
 def load_parent(workflow: Workflow) -> list[Any]:
     """The saved conversation; WorkflowFileError when the file is broken, [] when there is none."""
-    from maia.codec import message_from_dict
+    from maia.sessions.codec import message_from_dict
 
     path = parent_path(workflow)
     try:
@@ -79,7 +79,7 @@ def load_parent(workflow: Workflow) -> list[Any]:
 def continue_from(messages: list[Any]) -> list[Any]:
     """The saved conversation ready to go on: a call left without its result gets one saying it was
     interrupted (the provider refuses a call without a result)."""
-    from maia.contracts import Message, ToolResultBlock
+    from maia.core.contracts import Message, ToolResultBlock
 
     if messages and messages[-1].role == "assistant" and messages[-1].tool_uses:
         results = [ToolResultBlock(call.id, INTERRUPTED_CALL, True) for call in messages[-1].tool_uses]

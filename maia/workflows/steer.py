@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from maia.errors import ExitStatus, NotFoundError, UsageError
+from maia.core.errors import ExitStatus, NotFoundError, UsageError
 from maia.i18n import _
 from maia.workflows.registry import Request, RequestKind, Workflow, now_iso
 from maia.workflows.view import Snapshot, snapshot

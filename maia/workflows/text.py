@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maia.inert import inert
+from maia.core.inert import inert
 
 __all__ = ["inert", "one_line"]
 

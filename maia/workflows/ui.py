@@ -1,6 +1,6 @@
 """The workflow worker's interface: nothing on a screen, everything in ``run.log``, questions to a person.
 
-:class:`WorkflowUI` is the :class:`~maia.contracts.AgentUI` of the parent's conversation and the
+:class:`WorkflowUI` is the :class:`~maia.core.contracts.AgentUI` of the parent's conversation and the
 :class:`~maia.subagents.tool.SubAgentObserver` of its sub-agents: their runs move the agents' states,
 their questions reach :class:`~maia.workflows.asking.Asker` with the agent's name, and their
 conversations are kept in ``traces/``.
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maia.contracts import AskAnswer, ToolsProgress
+from maia.core.contracts import AskAnswer, ToolsProgress
 from maia.i18n import _
 from maia.workflows.asking import Asker, Log
 from maia.workflows.book import AgentBook
@@ -141,7 +141,7 @@ class WorkflowUI:
 
     def subagent_finished(self, name: str, result: SubAgentResult) -> None:
         """The agent's run ended: its state, its conversation in traces/ (its end is logged by the launcher)."""
-        from maia.codec import SavedSession
+        from maia.sessions.codec import SavedSession
 
         self.book.finish(name, result.ok, result.error)
         trace = None

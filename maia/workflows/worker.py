@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maia.errors import ExitStatus, MaiaError, NotFoundError, UsageError
+from maia.core.errors import ExitStatus, MaiaError, NotFoundError, UsageError
+from maia.core.storage import describe_storage_error, disk_full, storage_error
 from maia.i18n import _
-from maia.storage import describe_storage_error, disk_full, storage_error
 from maia.workflows.asking import Asker, Log
 from maia.workflows.book import AgentBook
 from maia.workflows.duration import format_duration
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from maia.app.application import Application
     from maia.app.catalog import ModelCatalog
     from maia.app.retry import Wait
-    from maia.config import Settings
+    from maia.core.settings import Settings
 
 
 LOCK_ATTEMPTS = 20  # tries to take a workflow's run lock, 0.1 s apart
@@ -156,7 +156,7 @@ async def resolve_workflow_model(
 ) -> tuple[str, list[str]]:
     """``--model`` > the agent's ``model`` > ``DefaultModel`` > LiteLLM's first model; a fragment picks the
     first model containing it. The model and warnings."""
-    from maia.config import parse_model_spec
+    from maia.core.settings import parse_model_spec
     from maia.subagents.models import pick_model
 
     candidates = [(cli, "--model"), (agent_model, _("the agent's model")), (settings.default_model, "DefaultModel")]
@@ -299,7 +299,7 @@ class Worker:
 
     async def _run(self, orchestrator: Orchestrator | None) -> Outcome:
         from maia.app.catalog import ModelCatalog
-        from maia.config import load_settings
+        from maia.core.settings import load_settings
         from maia.subagents.tool import DEFAULT_AGENT_TASK
 
         self.began = asyncio.get_running_loop().time()
@@ -484,7 +484,7 @@ class Worker:
         return None
 
     async def _turn(self, app: Application, ui: WorkflowUI, task: str) -> str:
-        from maia.agent import final_text
+        from maia.agent.loop import final_text
         from maia.app.retry import RetryPolicy
         from maia.app.summary import request_final_summary
         from maia.workflows.orchestrator import FINAL_RESULT_REQUEST
@@ -520,7 +520,7 @@ class Worker:
         return True
 
     def _save_parent_trace(self, app: Application, orchestrator: Orchestrator, model: str) -> None:
-        from maia.codec import SavedSession
+        from maia.sessions.codec import SavedSession
 
         if app._conversation is None or not app.agent.messages:
             return
@@ -541,7 +541,7 @@ async def run_workflow(
 ) -> Outcome:
     """Run a created workflow to its end in this process (SIGTERM, SIGQUIT and, unless detached, SIGHUP
     interrupt it); the outcome is also in the registry."""
-    from maia.signals import TERMINATING, forget_signal, on_signal
+    from maia.core.signals import TERMINATING, forget_signal, on_signal
 
     writer = WorkflowLog(workflow.log_path, log, workflow.append_log)
     task = asyncio.current_task()

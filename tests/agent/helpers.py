@@ -8,7 +8,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from maia.contracts import Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolsProgress, ToolTraits
+from maia.core.contracts import (
+    Approval,
+    AskAnswer,
+    Permission,
+    ToolContext,
+    ToolSpec,
+    ToolsProgress,
+    ToolTraits,
+)
 from maia.permissions.subject import Subject, default_subject
 
 

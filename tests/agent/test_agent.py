@@ -10,8 +10,16 @@ from typing import Any
 
 import pytest
 
-from maia.agent import INTERRUPTED_ANSWER, INTERRUPTED_CALL, INTERRUPTED_MARK, AgentSession, resume_turn, run_turn
-from maia.contracts import (
+from maia.agent.loop import (
+    INTERRUPTED_ANSWER,
+    INTERRUPTED_CALL,
+    INTERRUPTED_MARK,
+    AgentSession,
+    resume_turn,
+    run_turn,
+)
+from maia.agent.runner import NOT_RUN_FOR_MODEL, STOP_FOR_MODEL
+from maia.core.contracts import (
     Done,
     Message,
     ReasoningDelta,
@@ -23,10 +31,9 @@ from maia.contracts import (
     Truncated,
     Usage,
 )
-from maia.errors import ContextTooLong, RateLimited
+from maia.core.errors import ContextTooLong, RateLimited
+from maia.process.shell import run_shell
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
-from maia.runner import NOT_RUN_FOR_MODEL, STOP_FOR_MODEL
-from maia.shell import run_shell
 from tests.agent.helpers import FuncTool, RecordingUI, echo_tool, process_alive
 
 

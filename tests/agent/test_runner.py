@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from maia.contracts import ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
+from maia.agent.runner import NOT_RUN_FOR_MODEL, STOP_FOR_MODEL, USER_REFUSED, ToolRunner
+from maia.core.contracts import ToolContext, ToolResultBlock, ToolsProgress, ToolUseBlock
 from maia.permissions import explain
-from maia.runner import NOT_RUN_FOR_MODEL, STOP_FOR_MODEL, USER_REFUSED, ToolRunner
 from tests.agent.helpers import FuncTool, RecordingUI, echo_tool
 
 

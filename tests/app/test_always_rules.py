@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.approval import suggest_rules
+from maia.agent.approval import suggest_rules
 from maia.permissions.engine import explain
 from maia.permissions.rules import Verdict
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from maia.agent.approval import approval_for, suggest_rules, write_detail
 from maia.app.application import Application, AppOptions
 from maia.app.approvals import remember_rules, with_mode
-from maia.approval import approval_for, suggest_rules, write_detail
-from maia.config import load_settings
-from maia.contracts import AskAnswer
-from maia.errors import ConfigError
+from maia.core.contracts import AskAnswer
+from maia.core.errors import ConfigError
+from maia.core.settings import load_settings
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, text_turn, tool_turn
@@ -94,7 +94,7 @@ def test_remembered_rules_go_to_the_local_settings_file(tmp_path: Path) -> None:
 
 
 def test_the_local_settings_file_is_ignored_by_git(tmp_path: Path) -> None:
-    from maia.sessions import ensure_project_folders
+    from maia.sessions.store import ensure_project_folders
 
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     ensure_project_folders(tmp_path)
@@ -172,7 +172,7 @@ async def test_always_stops_the_questions(answer: AskAnswer, home: Path, project
 
 
 async def test_a_remembered_rule_can_be_removed_and_asks_again(home: Path, project: Path, write_settings: Any) -> None:
-    from maia.errors import UsageError
+    from maia.core.errors import UsageError
 
     write_settings(permissions={"allow": ["Bash(ls *)"]})
     local = project / ".maia" / "settings.local.json"

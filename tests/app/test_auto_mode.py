@@ -15,10 +15,10 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from maia.app.approvals import AUTO_RULE, auto_unavailable, with_mode
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.permissions.engine import Decision, explain
 from maia.permissions.rules import Verdict
-from maia.sandbox.policy import SandboxPolicy, policy_from_settings
+from maia.process.sandbox.policy import SandboxPolicy, policy_from_settings
 from maia.tools.bash import BashTool
 from tests.streams import text_stream, tool_stream
 

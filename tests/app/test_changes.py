@@ -11,9 +11,9 @@ import pytest
 
 from maia.app.application import Application, AppOptions
 from maia.app.changes import ChangeRecorder, git_diff
-from maia.config import load_settings
-from maia.contracts import PermissionCheck
-from maia.diffs import text_diff
+from maia.core.contracts import PermissionCheck
+from maia.core.diffs import text_diff
+from maia.core.settings import load_settings
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, text_turn, tool_turn

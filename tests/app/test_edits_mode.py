@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from maia.agent.approval import inside_launch
 from maia.app.application import Application, AppOptions
 from maia.app.approvals import with_mode
-from maia.approval import inside_launch
-from maia.config import load_settings
-from maia.contracts import AskAnswer, PermissionCheck
+from maia.core.contracts import AskAnswer, PermissionCheck
+from maia.core.settings import load_settings
 from maia.permissions.engine import Decision, explain
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, text_turn, tool_turn

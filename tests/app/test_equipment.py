@@ -8,7 +8,7 @@ from typing import Any
 
 from maia.app.application import Application, AppOptions
 from maia.app.equipment import Equipment
-from maia.config import load_settings
+from maia.core.settings import load_settings
 from maia.provider.fake import ScriptedProvider
 from maia.subagents.definitions import parse_agent
 from tests.agent.helpers import RecordingUI

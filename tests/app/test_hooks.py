@@ -15,7 +15,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from maia.app.hooks import HookRunner, load_hooks, parse_hooks
-from maia.custom_commands import fill, load_commands, parse_command, shell_fill
+from maia.inputs.commands import fill, load_commands, parse_command, shell_fill
 from tests.app.helpers import CHAT, chat_bodies, maia
 from tests.streams import text_stream, tool_stream
 
@@ -259,7 +259,7 @@ async def test_the_hook_gets_one_json_object_on_stdin_without_the_proxy_key(tmp_
     settings.write_text(json.dumps({"hooks": {"Notification": [{"command": f"cat > {out}; env >> {out}.env"}]}}))
     os.environ["LITELLM_API_KEY"] = "sk-secret-hook-test"
     try:
-        from maia.shell import register_secret
+        from maia.process.shell import register_secret
 
         register_secret("sk-secret-hook-test")
         runner = HookRunner(
@@ -392,8 +392,8 @@ def test_a_commands_allowed_tools_apply_to_its_turn_only(server: HTTPServer, hom
 
 async def test_the_turn_rules_are_gone_after_the_command_turn(server: HTTPServer, home: Path, project: Path) -> None:
     from maia.app.application import Application, AppOptions
-    from maia.config import load_settings
-    from maia.custom_commands import Expanded
+    from maia.core.settings import load_settings
+    from maia.inputs.commands import Expanded
     from maia.permissions.rules import Verdict
     from tests.agent.helpers import RecordingUI
 
@@ -422,7 +422,7 @@ async def test_the_turn_rules_are_gone_after_the_command_turn(server: HTTPServer
 
 
 def test_a_changed_project_command_or_hook_asks_for_trust_again(tmp_path: Path) -> None:
-    from maia.trust import check, trust_folder
+    from maia.core.trust import check, trust_folder
 
     home, launch = tmp_path / "home", tmp_path / "proj"
     home.mkdir()

@@ -13,20 +13,30 @@ from typing import Any
 
 import pytest
 
-from maia.agent import AgentSession
+from maia.agent.loop import AgentSession
 from maia.app.application import Application, AppOptions
 from maia.app.pick import pick_session
-from maia.app.prepare import AgentCall, Allowed, Bang, Invalid, Prompt, SkillList, Slash, prepare_request, stdin_context
 from maia.app.retry import RetryPolicy, is_transient, send_with_retries
-from maia.codec import SavedSession, dump_session, parse_session
-from maia.config import load_settings, resolve_model
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.errors import ConfigError, HttpStatusError, NotFoundError, RateLimited, StreamError, UsageError
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.core.errors import ConfigError, HttpStatusError, NotFoundError, RateLimited, StreamError, UsageError
+from maia.core.settings import load_settings, resolve_model
+from maia.core.storage import remove_stale_temps, write_atomic
+from maia.inputs.prepare import (
+    AgentCall,
+    Allowed,
+    Bang,
+    Invalid,
+    Prompt,
+    SkillList,
+    Slash,
+    prepare_request,
+    stdin_context,
+)
 from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
-from maia.sessions import SessionBusy, SessionLock, SessionManager, SessionStore
-from maia.storage import remove_stale_temps, write_atomic
+from maia.sessions.codec import SavedSession, dump_session, parse_session
+from maia.sessions.store import SessionBusy, SessionLock, SessionManager, SessionStore
 from tests.agent.helpers import RecordingUI
 
 # --- retry policy ------------------------------------------------------------------------------
@@ -81,8 +91,8 @@ async def _never_wait_long(wait: object) -> bool:
 
 
 async def test_a_retry_after_rollback_sends_the_request_again(tmp_path: Path) -> None:
+    from maia.agent.conversation import Conversation
     from maia.app.loadout import assemble
-    from maia.conversation import Conversation
     from maia.tools import builtin_tools
 
     provider = ScriptedProvider(
@@ -193,7 +203,7 @@ def test_the_session_format_keeps_cut_arguments_origin_and_the_cleared_mark() ->
 
 
 def test_new_files_follow_the_umask_existing_ones_keep_their_mode(tmp_path: Path) -> None:
-    from maia.storage import new_file_mode, umask
+    from maia.core.storage import new_file_mode, umask
 
     fresh = tmp_path / "fresh.txt"
     write_atomic(fresh, "a")
@@ -234,7 +244,7 @@ HOLDER = r"""
 import sys, time
 from pathlib import Path
 from typing import Any
-from maia.sessions import SessionLock
+from maia.sessions.store import SessionLock
 lock = SessionLock(Path(sys.argv[1]), sys.argv[2], "chat")
 lock.acquire()
 print("held", flush=True)
@@ -314,7 +324,7 @@ async def test_set_model_refuses_a_model_the_proxy_does_not_list(
 
 
 def test_tool_environment_hides_the_proxy_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from maia.shell import register_secret, tool_environment
+    from maia.process.shell import register_secret, tool_environment
 
     monkeypatch.setenv("LITELLM_API_KEY", "sk-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-settings-value")

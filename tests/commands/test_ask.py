@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from maia.agent import INTERRUPTED_ANSWER
+from maia.agent.loop import INTERRUPTED_ANSWER
 from maia.commands import cli
-from maia.sessions import SessionStore
+from maia.sessions.store import SessionStore
 from tests.conftest import fixture_bytes
 from tests.streams import text_stream as _text_stream
 from tests.streams import tool_stream

@@ -58,8 +58,8 @@ def test_mcp_list(project: Path) -> None:
 
 
 def test_sessions_list(project: Path) -> None:
-    from maia.codec import SavedSession
-    from maia.sessions import SessionStore
+    from maia.sessions.codec import SavedSession
+    from maia.sessions.store import SessionStore
 
     SessionStore.for_launch(project).write(SavedSession("s1", model=f"m{HIDE}x{BIDI}"))
     out = _out("sessions", "list")

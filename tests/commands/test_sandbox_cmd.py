@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from maia.commands import cli
-from maia.sandbox.policy import landlock_abi
+from maia.process.sandbox.policy import landlock_abi
 from tests.sandbox.helpers import landlock_only  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.usefixtures("landlock_only")

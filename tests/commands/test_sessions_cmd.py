@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from maia.codec import SavedSession
 from maia.commands import cli
 from maia.commands.sessions import complete_names
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.sessions import SessionStore
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.sessions.codec import SavedSession
+from maia.sessions.store import SessionStore
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_a_session_open_in_a_maia_cannot_be_renamed_or_deleted(project: Path) ->
 
     store = SessionStore.for_launch(project)
     store.write(SavedSession("open", messages=[]))
-    script = "import sys,time;from pathlib import Path;from maia.sessions import SessionLock as L;"
+    script = "import sys,time;from pathlib import Path;from maia.sessions.store import SessionLock as L;"
     script += "l=L(Path(sys.argv[1]),'open','chat');l.acquire();print('held',flush=True);time.sleep(60)"
     holder = subprocess.Popen([sys.executable, "-c", script, str(store.folder)], stdout=subprocess.PIPE, text=True)
     try:

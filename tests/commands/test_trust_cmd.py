@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
-from maia import trust
 from maia.commands import cli
+from maia.core import trust
 from tests.streams import text_stream, tool_stream
 
 CHAT = "/v1/chat/completions"

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from maia.agent.conversation import Conversation
 from maia.app.loadout import assemble
-from maia.codec import SavedSession
-from maia.config import load_settings
 from maia.context.compaction import NO_TOOLS, SUMMARY_PROMPT, shrink_tool_results
 from maia.context.tokens import TokenCounter
-from maia.contracts import Message, TextBlock, ToolResultBlock
-from maia.conversation import Conversation
-from maia.errors import ContextTooLong, ProviderError
+from maia.core.contracts import Message, TextBlock, ToolResultBlock
+from maia.core.errors import ContextTooLong, ProviderError
+from maia.core.settings import load_settings
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
 from maia.provider.litellm import LiteLLMProvider
-from maia.sessions import SessionManager, SessionStore
+from maia.sessions.codec import SavedSession
+from maia.sessions.store import SessionManager, SessionStore
 from maia.tools import builtin_tools
 from tests.agent.helpers import RecordingUI
 from tests.conftest import fixture_bytes
@@ -232,13 +232,13 @@ async def test_compaction_never_overwrites_another_sessions_continuation(project
 
 
 async def test_a_busy_continuation_name_leaves_the_conversation_as_it_was(project: Path, home: Path) -> None:
-    from maia.sessions import SessionBusy, SessionLock
+    from maia.sessions.store import SessionBusy, SessionLock
 
     conv = make(project, home, ScriptedProvider([text_turn("a"), text_turn(SUMMARY)]))
     await conv.send("hi")
     before = list(conv.agent.messages)
     holder = SessionLock(SessionStore.for_launch(project).folder, "work__1", "chat")
-    script = "import sys,time;from pathlib import Path;from maia.sessions import SessionLock as L;"
+    script = "import sys,time;from pathlib import Path;from maia.sessions.store import SessionLock as L;"
     script += "l=L(Path(sys.argv[1]),'work__1','chat');l.acquire();print('held',flush=True);time.sleep(60)"
     import subprocess
     import sys

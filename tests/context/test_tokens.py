@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from maia.context.tokens import MESSAGE_OVERHEAD, TokenCounter, count_text, encoding, tools_json
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 # Ids produced by OpenAI's tiktoken for o200k_base (published in other projects' test suites).
 REFERENCE = {

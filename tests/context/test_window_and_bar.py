@@ -6,8 +6,8 @@ import pytest
 
 from maia.context.bar import bar_model, format_tokens
 from maia.context.window import parse_token_count, resolve_context_size
-from maia.contracts import TextDelta
-from maia.errors import HttpStatusError, ProviderUnreachable
+from maia.core.contracts import TextDelta
+from maia.core.errors import HttpStatusError, ProviderUnreachable
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn
 from maia.provider.models import ModelInfo
 

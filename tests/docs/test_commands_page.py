@@ -64,7 +64,7 @@ def test_the_section_gives_usage_options_and_exit_status(path: str) -> None:
 
 
 def test_the_chat_commands_are_those_the_chat_registers() -> None:
-    from maia.ui.commands import default_registry
+    from maia.frontends.chat.commands import default_registry
 
     registered = set()
     for command in default_registry():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from tests.conftest import trust_project
 from tests.docs.markdown import REPO
 
@@ -40,7 +40,7 @@ async def test_the_addition_tool_loads_and_runs(project: Path, home: Path) -> No
 
 
 async def test_the_addition_tool_runs_in_the_sandbox(project: Path, home: Path) -> None:
-    from maia.sandbox.policy import landlock_abi, policy_from_settings
+    from maia.process.sandbox.policy import landlock_abi, policy_from_settings
     from maia.tools.custom import load_custom_tools
 
     if landlock_abi()[0] < 1:
@@ -68,8 +68,8 @@ def test_the_code_reviewer_agent_parses_without_warnings(project: Path, home: Pa
 
 
 def test_the_commit_message_skill_loads_and_runs(project: Path, home: Path) -> None:
-    from maia.app.prepare import Prompt, prepare_request
-    from maia.skills import load_skills
+    from maia.inputs.prepare import Prompt, prepare_request
+    from maia.inputs.skills import load_skills
 
     shutil.copytree(EXAMPLES / "skills" / "commit-message", project / ".maia" / "skills" / "commit-message")
     loaded = load_skills(project, home)
@@ -86,7 +86,7 @@ def test_the_commit_message_skill_loads_and_runs(project: Path, home: Path) -> N
 
 
 async def test_the_skill_tool_gives_the_example(project: Path, home: Path) -> None:
-    from maia.skills import SkillTool, load_skills
+    from maia.inputs.skills import SkillTool, load_skills
 
     shutil.copytree(EXAMPLES / "skills" / "commit-message", project / ".maia" / "skills" / "commit-message")
     tool = SkillTool(load_skills(project, home).skills)

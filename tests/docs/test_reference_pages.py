@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from maia.commands.manual import ENVIRONMENT, FILES
-from maia.config import SETTINGS_SCHEMA
+from maia.core.settings import SETTINGS_SCHEMA
 from tests.docs.markdown import DOCS, REPO, code_spans, sections, tables
 
 ENV_PAGE = DOCS / "environment.md"

@@ -205,7 +205,7 @@ class QueryFilter:
 
 
 def _spinner_table() -> dict[int, str]:
-    from maia.ui.render import ARROW3, DOTS10
+    from maia.frontends.chat.render import ARROW3, DOTS10
 
     return {ord(char): "·" for frame in (*ARROW3, *DOTS10) for char in frame}
 
@@ -341,7 +341,7 @@ class Terminal:
     def answer(self, keys: str) -> None:
         """Answer a question that is on screen: a key typed within the chat's guard after a question appears
         (or right after another key) is taken as typed ahead, so a person's answer comes after it."""
-        from maia.ui.term import ANSWER_GUARD
+        from maia.frontends.chat.term import ANSWER_GUARD
 
         self.pump(ANSWER_GUARD + 0.15)
         self.send(keys)

@@ -12,7 +12,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from maia.agent import INTERRUPTED_ANSWER
+from maia.agent.loop import INTERRUPTED_ANSWER
 from tests.conftest import fixture_bytes
 from tests.e2e.conftest import ready
 from tests.e2e.terminal import Terminal

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from maia import trust
+from maia.core import trust
 from tests.e2e.conftest import ready
 from tests.e2e.terminal import Terminal
 from tests.streams import text_stream, tool_stream
@@ -113,7 +113,7 @@ def test_a_rule_maia_writes_after_always_keeps_the_folder_trusted(
 
 
 def _namespaces(project: Path) -> bool:
-    from maia.sandbox.policy import policy_from_settings
+    from maia.process.sandbox.policy import policy_from_settings
 
     policy = policy_from_settings(None, project)
     return policy is not None and policy.uses_namespaces

@@ -19,12 +19,12 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from maia.agent.conversation import Conversation
 from maia.app.loadout import assemble
 from maia.context.tokens import TokenCounter, count_text
-from maia.conversation import Conversation
-from maia.errors import ProviderError
+from maia.core.errors import ProviderError
 from maia.provider.fake import ScriptedProvider, ScriptedTurn, text_turn, tool_turn
-from maia.sessions import SessionManager, SessionStore
+from maia.sessions.store import SessionManager, SessionStore
 from maia.tools import builtin_tools
 from tests.agent.helpers import RecordingUI
 from tests.app.helpers import CHAT, maia

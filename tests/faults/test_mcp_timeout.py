@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import Tool, ToolContext
+from maia.core.contracts import Tool, ToolContext
 from maia.mcp.source import McpSource
 from maia.tools.base import ToolError
 from tests.mcp.conftest import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from maia.mcp.config import load_config
 from maia.mcp.source import McpSource
-from maia.sandbox.policy import policy_from_settings
+from maia.process.sandbox.policy import policy_from_settings
 from tests.mcp.conftest import stdio_entry, write_rules, write_servers
 from tests.sandbox.helpers import needs_bwrap
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from maia.contracts import Tool, ToolContext, ToolSource
+from maia.core.contracts import Tool, ToolContext, ToolSource
 from maia.mcp.source import McpSource, ToolFailure, parse_prompt_arguments
 from maia.permissions import explain
 from maia.permissions.rules import parse_rules

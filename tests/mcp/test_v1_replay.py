@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.mcp.results import tool_outcome
 from maia.mcp.source import McpSource
 from maia.tools.base import ToolError

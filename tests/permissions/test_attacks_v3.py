@@ -360,7 +360,7 @@ def test_the_program_tables_hold_their_examples() -> None:
 
 
 async def test_grep_leaves_out_another_name_of_a_denied_file(scratch: Path) -> None:
-    from maia.contracts import ToolContext
+    from maia.core.contracts import ToolContext
     from maia.tools.grep import GrepTool
 
     _setup(scratch, proof=False)  # notes.txt is a hard link to .env

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.permissions import Decision, Verdict, explain
 from maia.permissions import paths as permission_paths
 from maia.permissions.subject import McpSubject, NameSubject, PathSubject, subject_of

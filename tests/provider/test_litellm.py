@@ -14,8 +14,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from maia.config import Settings, load_settings
-from maia.contracts import (
+from maia.core.contracts import (
     ChatRequest,
     Done,
     Message,
@@ -29,7 +28,7 @@ from maia.contracts import (
     Truncated,
     Usage,
 )
-from maia.errors import (
+from maia.core.errors import (
     AuthFailed,
     ContextTooLong,
     EmptyResponse,
@@ -40,6 +39,7 @@ from maia.errors import (
     StreamError,
     UnknownModel,
 )
+from maia.core.settings import Settings, load_settings
 from maia.provider.litellm import LiteLLMProvider, build_chat_body
 from tests.conftest import FIXTURES, fixture_bytes, fixture_meta
 

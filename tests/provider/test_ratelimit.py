@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from maia.config import compile_patterns
+from maia.core.settings import compile_patterns
 from maia.provider.ratelimit import parse_delay, reset_from_text, retry_delay
 from tests.conftest import fixture_meta
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from maia.contracts import Done, ReasoningDelta, StreamEvent, TextDelta, ToolUse, Truncated, Usage
-from maia.errors import ContextTooLong, StreamError
+from maia.core.contracts import Done, ReasoningDelta, StreamEvent, TextDelta, ToolUse, Truncated, Usage
+from maia.core.errors import ContextTooLong, StreamError
 from maia.provider.sse import (
     SseDecoder,
     StreamAssembler,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
-from maia.codec import SavedSession, dump_session, parse_session
-from maia.contracts import Message, TextBlock, Thinking, ThinkingBlock
+from maia.core.contracts import Message, TextBlock, Thinking, ThinkingBlock
 from maia.provider.litellm import map_messages
 from maia.provider.sse import StreamAssembler
+from maia.sessions.codec import SavedSession, dump_session, parse_session
 from tests.app.helpers import CHAT, chat_bodies, maia
 from tests.streams import sse, text_stream
 

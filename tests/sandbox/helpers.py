@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from maia.sandbox import namespaces
-from maia.sandbox.policy import SandboxPolicy, landlock_abi
+from maia.process.sandbox import namespaces
+from maia.process.sandbox.policy import SandboxPolicy, landlock_abi
 
 ABI = landlock_abi()[0]
 needs_landlock = pytest.mark.skipif(ABI < 1, reason=f"no Landlock on this kernel: {landlock_abi()[1]}")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from maia.sandbox.launcher import DEVICES, FAULT_VARIABLE
-from maia.shell import run_shell
+from maia.process.sandbox.launcher import DEVICES, FAULT_VARIABLE
+from maia.process.shell import run_shell
 from tests.agent.helpers import process_alive, wait_gone
 from tests.sandbox.helpers import Areas, make_areas, needs_landlock, needs_network_rules, needs_scopes
 
@@ -240,7 +240,10 @@ async def test_signals_to_processes_outside_the_sandbox_are_refused(areas: Areas
 def test_the_launcher_runs_as_a_module(areas: Areas) -> None:
     target = areas.outside / "m.txt"
     done = subprocess.run(
-        [sys.executable, "-m", "maia.sandbox", "--write", str(areas.launch), "--", "sh", "-c", f"echo x > {target}"],
+        [
+            sys.executable, "-m", "maia.process.sandbox", "--write", str(areas.launch),
+            "--", "sh", "-c", f"echo x > {target}",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -248,11 +251,14 @@ def test_the_launcher_runs_as_a_module(areas: Areas) -> None:
     assert done.returncode != 0 and "Permission denied" in done.stderr
     assert not target.exists()
     usage = subprocess.run(
-        [sys.executable, "-m", "maia.sandbox", "--write"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "maia.process.sandbox", "--write"], capture_output=True, text=True, timeout=60
     )
     assert usage.returncode == 2 and "usage:" in usage.stderr
     failed = subprocess.run(
-        [sys.executable, "-m", "maia.sandbox", "--write", str(areas.outside / "gone"), "--", "touch", str(target)],
+        [
+            sys.executable, "-m", "maia.process.sandbox", "--write", str(areas.outside / "gone"),
+            "--", "touch", str(target),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

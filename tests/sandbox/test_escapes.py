@@ -18,9 +18,9 @@ from typing import Any, cast
 import pytest
 
 from maia.app.changes import git_diff
-from maia.config import load_settings
-from maia.contracts import ToolContext
-from maia.sandbox.policy import SandboxPolicy, policy_from_settings
+from maia.core.contracts import ToolContext
+from maia.core.settings import load_settings
+from maia.process.sandbox.policy import SandboxPolicy, policy_from_settings
 from maia.subagents.launcher import child_command
 from maia.tools.bash import BashTool
 from maia.workflows.detach import worker_command
@@ -146,8 +146,8 @@ def test_5_the_key_in_maias_environment_is_out_of_reach(project: Path, home: Pat
     script = (
         "import asyncio, os, sys\n"
         "from pathlib import Path\n"
-        "from maia.config import load_settings\n"
-        "from maia.sandbox.policy import policy_from_settings\n"
+        "from maia.core.settings import load_settings\n"
+        "from maia.process.sandbox.policy import policy_from_settings\n"
         "from tests.sandbox.test_escapes import bash\n"
         "policy = policy_from_settings(load_settings(Path(sys.argv[1])), Path(sys.argv[2]))\n"
         "command = f'cat /proc/{os.getpid()}/environ /proc/*/environ | tr \"\\\\0\" \"\\\\n\" | grep -c KEY'\n"
@@ -231,7 +231,7 @@ async def test_8_another_project_under_tmp_cannot_be_reconfigured(
 def test_maia_marks_itself_non_dumpable(monkeypatch: pytest.MonkeyPatch) -> None:
     script = (
         "import ctypes\n"
-        "from maia.sandbox.selfguard import mark_non_dumpable\n"
+        "from maia.process.sandbox.selfguard import mark_non_dumpable\n"
         "libc = ctypes.CDLL(None)\n"
         "before = libc.prctl(3, 0, 0, 0, 0)\n"
         "print(before, mark_non_dumpable(), libc.prctl(3, 0, 0, 0, 0))\n"
@@ -240,7 +240,7 @@ def test_maia_marks_itself_non_dumpable(monkeypatch: pytest.MonkeyPatch) -> None
     assert done.stdout.split() == ["1", "True", "0"]
     # and the entry points call it before anything else
     import maia.commands as commands
-    import maia.sandbox.selfguard as selfguard
+    import maia.process.sandbox.selfguard as selfguard
 
     calls: list[str] = []
     monkeypatch.setattr(selfguard, "mark_non_dumpable", lambda: calls.append("marked") or True)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
+from maia.core.trust import trust_folder
+from maia.inputs.shell import context_for, preview, run_bang
 from maia.tools.base import ToolError
 from maia.tools.bash import BashTool
 from maia.tools.custom import load_custom_tools
-from maia.trust import trust_folder
-from maia.user_shell import context_for, preview, run_bang
 from tests.sandbox.helpers import Areas, make_areas, needs_landlock
 
 pytestmark = needs_landlock

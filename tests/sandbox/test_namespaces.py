@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from maia.commands import cli
-from maia.config import load_settings
-from maia.contracts import ToolContext
-from maia.sandbox import namespaces
-from maia.sandbox.policy import policy_from_settings, startup_notices, status_lines
-from maia.shell import run_shell
+from maia.core.contracts import ToolContext
+from maia.core.settings import load_settings
+from maia.process.sandbox import namespaces
+from maia.process.sandbox.policy import policy_from_settings, startup_notices, status_lines
+from maia.process.shell import run_shell
 from maia.tools.bash import BashTool
 from tests.sandbox.helpers import landlock_only, needs_bwrap  # noqa: F401  (landlock_only: a fixture)
 

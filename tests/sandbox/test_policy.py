@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from maia.config import load_settings
-from maia.errors import ConfigError
-from maia.sandbox.policy import (
+from maia.core.errors import ConfigError
+from maia.core.settings import load_settings
+from maia.process.sandbox.policy import (
     SandboxPolicy,
     policy_from_settings,
     startup_notices,

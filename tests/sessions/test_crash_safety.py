@@ -14,8 +14,8 @@ from pathlib import Path
 WRITER = r"""
 import sys
 from pathlib import Path
-from maia.contracts import Message, TextBlock
-from maia.sessions import SessionManager, SessionStore
+from maia.core.contracts import Message, TextBlock
+from maia.sessions.store import SessionManager, SessionStore
 
 store = SessionStore(Path(sys.argv[1]))
 manager = SessionManager(store, sys.argv[2])

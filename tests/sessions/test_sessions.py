@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from maia.codec import SavedSession
-from maia.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from maia.errors import NotFoundError, UsageError
-from maia.sessions import (
+from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from maia.core.errors import NotFoundError, UsageError
+from maia.sessions.codec import SavedSession
+from maia.sessions.store import (
     SessionError,
     SessionManager,
     SessionStore,

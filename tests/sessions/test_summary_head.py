@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from maia.codec import SUMMARY_HEAD, SavedSession, encode_session, parse_session
-from maia.contracts import Message, TextBlock, ToolResultBlock
-from maia.sessions import SessionManager, SessionStore
+from maia.core.contracts import Message, TextBlock, ToolResultBlock
+from maia.sessions.codec import SUMMARY_HEAD, SavedSession, encode_session, parse_session
+from maia.sessions.store import SessionManager, SessionStore
 
 
 def session(name: str, prompt: str, turns: int = 3, **extra: object) -> SavedSession:

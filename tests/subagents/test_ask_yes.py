@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from maia.agent.runner import USER_REFUSED
 from maia.commands import cli
-from maia.runner import USER_REFUSED
 from tests.streams import text_stream, tool_stream
 from tests.subagents.conftest import ScriptedLiteLLM
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from maia.commands import cli
-from maia.errors import UsageError
+from maia.core.errors import UsageError
 from maia.subagents.create import apply_agent_name, create_agent, template_text, validate_agent_name
 from maia.subagents.definitions import parse_agent
 

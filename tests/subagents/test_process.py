@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from werkzeug import Response
 
-from maia.contracts import ToolContext, ToolUseBlock
-from maia.runner import USER_REFUSED, ToolRunner
-from maia.sessions import SessionStore
+from maia.agent.runner import USER_REFUSED, ToolRunner
+from maia.core.contracts import ToolContext, ToolUseBlock
+from maia.sessions.store import SessionStore
 from maia.subagents import protocol
 from maia.subagents.definitions import AgentDefinition, load_agents
 from maia.subagents.launcher import child_command, launch_subagent, questions_waiting
@@ -506,7 +506,7 @@ async def test_the_agent_tool_reports_a_failure_as_an_error_result(
 async def test_a_fragment_picks_the_model_and_an_unknown_one_falls_back(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
-    from maia.config import load_settings
+    from maia.core.settings import load_settings
     from maia.provider.models import list_models
 
     make_agent("frag", "model: ANTHROP")
@@ -559,8 +559,8 @@ async def test_ampersand_runs_the_agent_directly(
 async def test_the_main_agent_loop_calls_a_sub_agent(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
-    from maia.agent import AgentSession, run_turn
-    from maia.config import load_settings
+    from maia.agent.loop import AgentSession, run_turn
+    from maia.core.settings import load_settings
     from maia.permissions.engine import explain
     from maia.provider.litellm import LiteLLMProvider
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
-from maia.errors import ProviderUnreachable, UsageError
+from maia.core.contracts import ToolContext
+from maia.core.errors import ProviderUnreachable, UsageError
 from maia.permissions.engine import decide
 from maia.permissions.rules import Verdict
 from maia.provider.models import ModelInfo

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.tools.bash import BashTool
 from tests.agent.helpers import wait_gone
 

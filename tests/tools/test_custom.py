@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
+from maia.core.trust import trust_folder
 from maia.tools.base import ToolError
 from maia.tools.custom import CustomTool, LoadedCustomTools, strip_trailing_commas
 from maia.tools.custom import load_custom_tools as load_tools
-from maia.trust import trust_folder
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_ARGS = (
@@ -248,8 +248,8 @@ def test_rules_match_declared_parameters_with_defaults_applied(tmp_path: Path) -
 
 
 def test_undeclared_parameters_are_refused(tmp_path: Path) -> None:
+    from maia.agent.runner import validate_input
     from maia.permissions import explain
-    from maia.runner import validate_input
 
     tool = _addition(tmp_path)
     sneaky = {"param1": 5, "extra": "7"}  # an extra value must not satisfy Addition(7)

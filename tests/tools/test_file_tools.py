@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.tools.base import ToolError
 from maia.tools.edit import EditTool
 from maia.tools.models import CurrentModelTool
@@ -165,7 +165,7 @@ async def test_current_model_reads_the_model_at_call_time(tmp_path: Path) -> Non
 async def test_list_models_asks_litellm_each_call(tmp_path: Path, httpserver: object, write_settings: object) -> None:
     from pytest_httpserver import HTTPServer
 
-    from maia.config import load_settings
+    from maia.core.settings import load_settings
     from maia.provider.models import list_models
     from maia.tools.models import ListModelsTool
     from tests.conftest import fixture_bytes

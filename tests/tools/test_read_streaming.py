@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.tools.base import ToolError
 from maia.tools.read import MAX_LINE_CHARS, LineReader, ReadTool
 

@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from maia.agent.approval import approval_for
 from maia.app.approvals import with_mode
-from maia.approval import approval_for
-from maia.contracts import Permission, Tool, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import Permission, Tool, ToolContext, ToolSpec, ToolTraits
+from maia.core.registry import BUILTIN, OWN_TOOL_NAMES, builtin_tool, tool_class, traits_of
 from maia.permissions.engine import Decision
 from maia.permissions.rules import KNOWN_TOOLS, Verdict
 from maia.permissions.subject import PathSubject, Subject
 from maia.tools import builtin_tools
-from maia.tools.registry import BUILTIN, OWN_TOOL_NAMES, builtin_tool, tool_class, traits_of
 from tests.conftest import trust_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +133,7 @@ def test_permissions_check_takes_the_main_input_from_the_tool(home: Path, projec
 
 def test_always_rules_follow_the_tool_s_declared_subject(tmp_path: Path) -> None:
     """A tool named nothing MAIA knows gets the rule its subject calls for (was: a list of tool names)."""
-    from maia.approval import suggest_rules
+    from maia.agent.approval import suggest_rules
 
     writer = Deploy(ToolTraits(writes_file="target"))
     assert suggest_rules("Deploy", {"target": "site/index.html"}, tmp_path, tool_object=writer) == ["Edit(site/**)"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.search import find_ripgrep
 from maia.tools.grep import GrepTool
 from maia.tools.read import ReadTool

@@ -11,7 +11,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from maia.contracts import ToolContext
+from maia.core.contracts import ToolContext
 from maia.tools.base import ToolError
 from maia.tools.webfetch import UNTRUSTED, WebFetchTool
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from maia.ui.keys import PASTE, Key, KeyReader, text_key
-from maia.ui.metrics import headless_terminal
+from maia.frontends.terminal.keys import PASTE, Key, KeyReader, text_key
+from maia.frontends.terminal.metrics import headless_terminal
 
 
 @pytest.fixture

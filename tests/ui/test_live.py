@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from maia.ui import metrics
-from maia.ui.live import Block, Lines, LiveAnswer
-from maia.ui.metrics import headless_terminal, layout, use_terminal
+from maia.frontends.chat.live import Block, Lines, LiveAnswer
+from maia.frontends.terminal import metrics
+from maia.frontends.terminal.metrics import headless_terminal, layout, use_terminal
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +81,7 @@ def test_wrapping_is_incremental_and_equals_wrapping_everything(monkeypatch: pyt
         calls.append(len(text) - start)
         return real(text, width, start)
 
-    monkeypatch.setattr("maia.ui.live.layout", counting)
+    monkeypatch.setattr("maia.frontends.chat.live.layout", counting)
     feed_all(live, text, piece=5)
     expected = [text[s:e] for s, e in layout(text, 30)]
     assert live.rows() == expected

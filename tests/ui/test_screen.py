@@ -6,8 +6,8 @@ import pyte
 import pytest
 from wcwidth import strip_sequences
 
-from maia.ui.metrics import headless_terminal, use_terminal
-from maia.ui.screen import Caps, Screen, cells
+from maia.frontends.terminal.metrics import headless_terminal, use_terminal
+from maia.frontends.terminal.screen import Caps, Screen, cells
 
 
 @pytest.fixture(autouse=True)

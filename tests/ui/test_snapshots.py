@@ -19,11 +19,10 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from wcwidth import strip_sequences
 
-from maia.ui.banner import banner_lines
-from maia.ui.complete import Item, Menu
-from maia.ui.live import Block, LiveAnswer, Output
-from maia.ui.metrics import headless_terminal, use_terminal
-from maia.ui.render import (
+from maia.frontends.chat.banner import banner_lines
+from maia.frontends.chat.complete import Item, Menu
+from maia.frontends.chat.live import Block, LiveAnswer, Output
+from maia.frontends.chat.render import (
     approval_lines,
     badge,
     bar_left,
@@ -33,8 +32,9 @@ from maia.ui.render import (
     tool_call_lines,
     user_lines,
 )
-from maia.ui.store import LineInput, Question, Selection, UIStore
-from maia.ui.style import reset_palette
+from maia.frontends.chat.store import LineInput, Question, Selection, UIStore
+from maia.frontends.terminal.metrics import headless_terminal, use_terminal
+from maia.frontends.terminal.style import reset_palette
 
 WIDTHS = (40, 80, 120)
 

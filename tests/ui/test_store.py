@@ -8,12 +8,22 @@ from pathlib import Path
 import pytest
 from wcwidth import strip_sequences
 
-from maia.ui.complete import Item, Listing, context, fuzzy, list_launch_folder, quote_path
-from maia.ui.keys import Key, text_key
-from maia.ui.metrics import headless_terminal, use_terminal
-from maia.ui.render import bar_line, frame
-from maia.ui.store import Action, Answer, Chosen, History, Interrupt, Question, Selection, Submit, UIStore
-from maia.ui.style import reset_palette
+from maia.frontends.chat.complete import Item, Listing, context, fuzzy, list_launch_folder, quote_path
+from maia.frontends.chat.render import bar_line, frame
+from maia.frontends.chat.store import (
+    Action,
+    Answer,
+    Chosen,
+    History,
+    Interrupt,
+    Question,
+    Selection,
+    Submit,
+    UIStore,
+)
+from maia.frontends.terminal.keys import Key, text_key
+from maia.frontends.terminal.metrics import headless_terminal, use_terminal
+from maia.frontends.terminal.style import reset_palette
 
 
 @pytest.fixture(autouse=True)
@@ -325,8 +335,9 @@ def test_the_completion_context() -> None:
 
 
 def test_fuzzy_ranks_names_then_paths_then_subsequences_ignored_last() -> None:
-    listing = Listing(["docs/setup.md", "maia/ui/store.py", "store/readme.md", "tests/sto_re.py", "build/store.py"], 4)
-    assert fuzzy(listing, "store") == ["maia/ui/store.py", "store/readme.md", "tests/sto_re.py", "build/store.py"]
+    names = ["docs/setup.md", "maia/frontends/chat/store.py", "store/readme.md", "tests/sto_re.py", "build/store.py"]
+    listing = Listing(names, 4)
+    assert fuzzy(listing, "store") == [names[1], "store/readme.md", "tests/sto_re.py", "build/store.py"]
     assert fuzzy(listing, "")[0] == "docs/setup.md"
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from maia.ui.term import ANSWER_GUARD, TerminalUI
-from maia.ui.termcaps import Capabilities, notification
+from maia.frontends.chat.term import ANSWER_GUARD, TerminalUI
+from maia.frontends.terminal.termcaps import Capabilities, notification
 
 
 class Pty:

@@ -9,12 +9,22 @@ from pathlib import Path
 import pytest
 from wcwidth import strip_sequences
 
-from maia.ui.banner import FULL_WIDTH, banner_lines, image_rows, title_lines
-from maia.ui.keys import Key, text_key
-from maia.ui.metrics import headless_terminal, use_terminal, wrap
-from maia.ui.render import badge, bar_line, fit, frame, result_lines, visible_width
-from maia.ui.store import Answer, Chosen, EndOfInput, History, Interrupt, Question, Selection, Submit, UIStore
-from maia.ui.style import palette, reset_palette
+from maia.frontends.chat.banner import FULL_WIDTH, banner_lines, image_rows, title_lines
+from maia.frontends.chat.render import badge, bar_line, fit, frame, result_lines, visible_width
+from maia.frontends.chat.store import (
+    Answer,
+    Chosen,
+    EndOfInput,
+    History,
+    Interrupt,
+    Question,
+    Selection,
+    Submit,
+    UIStore,
+)
+from maia.frontends.terminal.keys import Key, text_key
+from maia.frontends.terminal.metrics import headless_terminal, use_terminal, wrap
+from maia.frontends.terminal.style import palette, reset_palette
 
 
 @pytest.fixture(autouse=True)
@@ -209,8 +219,8 @@ def test_type_ahead_while_busy() -> None:
 
 
 def test_markdown_switches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from maia.ui.fastmd import render_fast
-    from maia.ui.markdown import render_markdown
+    from maia.frontends.chat.fastmd import render_fast
+    from maia.frontends.chat.markdown import render_markdown
 
     rendered = render_markdown("# Title\n\nSome **bold**.", 60)
     assert "**" not in rendered and "bold" in plain(rendered)
@@ -222,7 +232,7 @@ def test_markdown_switches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_fast_markdown_constructs() -> None:
-    from maia.ui.fastmd import render_fast
+    from maia.frontends.chat.fastmd import render_fast
 
     text = plain(render_fast("## Head\nA `x` and [site](https://e.org) _it_\n> q\n```\ncode **not bold**\n```"))
     assert text.splitlines() == [

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from maia.errors import UsageError
+from maia.core.errors import UsageError
 from maia.workflows.book import AgentBook
 from maia.workflows.duration import DurationError, format_duration, parse_duration
 from maia.workflows.orchestrator import load_orchestrator, orchestrator_layout
@@ -70,7 +70,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path) -> None:
-    from maia import trust
+    from maia.core import trust
 
     flows = tmp_path / "flows"
     body = "# Instructions system\nUse rev-2 then Doc.\n# Missions\nx\n# Output\nNot reviewer.\n"
@@ -96,7 +96,7 @@ def test_the_parent_its_agents_and_the_mentioned_ones(tmp_path: Path, home: Path
 
 
 def test_permission_mode_allow_counts_only_in_a_trusted_folder_or_maias_home(tmp_path: Path, home: Path) -> None:
-    from maia import trust
+    from maia.core import trust
 
     project = tmp_path / "clone"
     body = "# Instructions system\nGo.\n# Missions\nx\n# Output\ny\n"

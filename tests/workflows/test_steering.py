@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from maia.runner import USER_REFUSED
+from maia.agent.runner import USER_REFUSED
 from tests.app.helpers import maia, wait_until
 from tests.streams import text_stream, tool_stream
 from tests.workflows.conftest import (

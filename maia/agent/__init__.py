@@ -1,0 +1,1 @@
+"""The agent: the turn loop, the tool runner, the conversation (session + counting + compaction)."""

@@ -1,0 +1,1 @@
+"""What the user types besides a prompt: ``!command``, ``@file``, ``§skill``, ``&agent``."""

@@ -1,0 +1,1 @@
+"""Running programs: the shell runner and the OS sandbox under every command."""

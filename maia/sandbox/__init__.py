@@ -1,5 +1,0 @@
-"""The OS sandbox under shell commands (Linux Landlock): launcher, policy, status.
-
-Kept empty on purpose: ``python -m maia.sandbox`` imports this package before every sandboxed
-command, so it must cost nothing. Import ``maia.sandbox.policy`` for the policy API.
-"""
