@@ -54,6 +54,6 @@ async def test_filters_rules_and_unknown_names(tmp_path: Path, home: Path, proje
 
 def test_the_child_and_the_workflow_parent_take_this_path() -> None:
     root = Path(__file__).resolve().parents[2] / "maia"
-    for module in ("subagents/child.py", "workflows/equip.py"):
+    for module in ("frontends/subagent.py", "workflows/equip.py"):
         text = (root / module).read_text(encoding="utf-8")
         assert "Equipment(" in text and "parse_rules(" not in text and "tools_wanted" not in text
