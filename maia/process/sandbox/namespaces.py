@@ -13,6 +13,7 @@ import atexit
 import functools
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -197,6 +198,11 @@ def bwrap_args(
     """Everything between ``bwrap`` and ``--``: later mounts cover earlier ones."""
     args = base_args(network=network)
     args += ["--bind", str(tmp), "/tmp"]
+    # MAIA's own files (its interpreter's environment, its package's folder) stay visible, read-only,
+    # where they live under the host's /tmp, which the private /tmp covers: hooks, tools and servers
+    # started with MAIA's Python still find it (bound first: the writable folders come over them)
+    for path in own_files():
+        args += ["--ro-bind", str(path), str(path)]
     bound = [*writable, *read_only_binds]
     for root in writable:
         args += ["--bind", str(root), str(root)]
@@ -225,6 +231,16 @@ def bwrap_args(
         if path.is_dir() and _under(path, hidden):
             args += ["--ro-bind", str(path), str(path)]
     return args
+
+
+def own_files() -> list[Path]:
+    """MAIA's interpreter environment and package folder, where they lie under the host's /tmp."""
+    import maia
+
+    places = {Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent, Path(maia.__file__).resolve().parents[1]}
+    found = [p for p in places if p.is_dir() and _under(p, [Path("/tmp")]) and p != Path("/tmp")]
+    # a folder inside another one already bound is covered by it
+    return sorted(p for p in found if not any(q != p and q in p.parents for q in found))
 
 
 def visible_paths(paths: Iterable[Path]) -> list[Path]:
