@@ -16,30 +16,12 @@ import tempfile
 from pathlib import Path
 
 from common import interleaved, report
+from context import WORDS  # the same vocabulary as the context benchmark
 
 from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.core.storage import write_atomic
 from maia.sessions.codec import SavedSession
 from maia.sessions.store import SessionManager, SessionStore
-
-WORDS = [
-    "def",
-    "class",
-    "return",
-    "import",
-    "self",
-    "value",
-    "config",
-    "request",
-    "response",
-    "error",
-    "parse",
-    "token",
-    "session",
-    "file",
-    "the",
-    "of",
-]
 
 
 def conversation(target_bytes: int, seed: int = 1) -> list[Message]:
