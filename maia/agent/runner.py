@@ -232,7 +232,12 @@ class ToolRunner:
             return decision, HookVerdict("deny", reason, verdict.stop)
         if verdict.decision == "ask" and decision.verdict == Verdict.ALLOW:
             return Decision(Verdict.ASK, None, verdict.reason or _("a hook asks for confirmation")), None
-        if verdict.decision == "allow" and decision.verdict == Verdict.ASK and not decision.doubt:
+        if (
+            verdict.decision == "allow"
+            and decision.verdict == Verdict.ASK
+            and not decision.doubt
+            and not decision.unreadable  # what the engine could not read, only a person allows
+        ):
             return Decision(Verdict.ALLOW, None, verdict.reason or _("allowed by a hook")), None
         return decision, None
 

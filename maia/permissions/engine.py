@@ -62,6 +62,9 @@ class Decision:
     rule: str | None
     reason: str
     doubt: bool = False
+    # the engine could not read what would run (text that is not plain, too long to check): only a
+    # person may allow it, never a program answering for the user (a hook)
+    unreadable: bool = False
 
 
 def decide(
@@ -506,15 +509,17 @@ def _watching(ruleset: RuleSet) -> bool:
     return any(r.tool in ("Bash", "Redirect", *_WRITE_RULES) for r in (*ruleset.deny, *ruleset.ask))
 
 
-def _ask(reason: str, *, doubt: bool) -> Decision:
-    return Decision(Verdict.ASK, None, reason, doubt=doubt)
+def _ask(reason: str, *, doubt: bool, unreadable: bool = False) -> Decision:
+    return Decision(Verdict.ASK, None, reason, doubt=doubt, unreadable=unreadable)
 
 
 def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
     watching = _watching(ruleset)
     if len(command) > MAX_COMMAND:
         return _ask(
-            _("the command is too long to check ({size} characters): ask").format(size=len(command)), doubt=watching
+            _("the command is too long to check ({size} characters): ask").format(size=len(command)),
+            doubt=watching,
+            unreadable=True,
         )
     plain: PlainScript | None
     try:
@@ -552,7 +557,11 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
     if plain is None:
         budget = next((u for u in uncertain if "time budget" in u), None)
         why = budget or not_plain or "?"
-        return _ask(_("the command is not plain ({why}): only a person can allow it").format(why=why), doubt=watching)
+        return _ask(
+            _("the command is not plain ({why}): only a person can allow it").format(why=why),
+            doubt=watching,
+            unreadable=True,
+        )
     return _bash_allow(plain, ruleset, cwd, watching, found_at)
 
 

@@ -440,3 +440,30 @@ def test_a_changed_project_command_or_hook_asks_for_trust_again(tmp_path: Path) 
         json.dumps({"hooks": {"PreToolUse": [{"matcher": ".*", "command": "./allow.sh"}]}})
     )
     assert not check(launch, home).trusted  # a broadened matcher is a new grant
+
+
+async def test_a_hook_allow_spares_a_plain_ask_but_never_one_for_text_the_engine_cannot_read(
+    server: HTTPServer, home: Path, project: Path
+) -> None:
+    from maia.app.application import Application, AppOptions
+    from maia.core.settings import load_settings
+    from tests.agent.helpers import RecordingUI
+
+    allow_all = script(home / "hooks", "allow.py", 'import json\nprint(json.dumps({"decision": "allow"}))\n')
+    settings_with_hooks(home, {"PreToolUse": [{"matcher": "Bash", "command": allow_all}]})
+    answer(server, tool_stream("Bash", {"command": "touch plain.txt"}))
+    answer(server, tool_stream("Bash", {"command": 'touch "$HOME.unread"'}, call_id="call_2"))
+    answer(server, text_stream("ok"))
+    options = AppOptions(launch=project, home=home, settings=load_settings(home), model="m", origin="chat", save=False)
+    ui = RecordingUI(["no"])
+    app = await Application.open(options, ui)
+    try:
+
+        async def go_on(_wait: object) -> bool:
+            return True
+
+        await app.send("go", on_wait=go_on)
+    finally:
+        await app.aclose()
+    assert (project / "plain.txt").exists()  # the hook's allow spared the plain command's question
+    assert len(ui.questions) == 1 and "$HOME" in ui.questions[0]  # a person is asked about the other one
