@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from maia.i18n import _
+from maia.i18n import _, ngettext
 
 from . import CONTEXT_SETTINGS
 from .setup import environment
@@ -48,7 +48,13 @@ def check_proxy(data: dict[str, Any], home: Path) -> tuple[bool, list[str]]:
         click.echo(for_terminal(_("✗ {message}").format(message=error.message), sys.stdout))
         return False, []
     names = [m.name for m in found]
-    click.echo(_("✓ OK: the proxy accepted the key and offers {count} models.").format(count=len(names)))
+    click.echo(
+        ngettext(
+            "✓ OK: the proxy accepted the key and offers {count} model.",
+            "✓ OK: the proxy accepted the key and offers {count} models.",
+            len(names),
+        ).format(count=len(names))
+    )
     return True, names
 
 
