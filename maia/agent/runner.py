@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from maia.core.contracts import (
+    CALL_ASKED,
     AgentUI,
     Approval,
     HookVerdict,
@@ -286,12 +287,15 @@ class ToolRunner:
         try:
             async with self.limiter:
                 self._diff_before(prepared)
+                asked = CALL_ASKED.set(prepared.asked)
                 try:
                     output = await prepared.tool.execute(call.input, self.ctx)
                 except Exception as error:  # the one broad except: a tool failure becomes an error result
                     result = ToolResultBlock(call.id, str(error) or type(error).__name__, True)
                 else:
                     result = ToolResultBlock(call.id, output if isinstance(output, str) else str(output))
+                finally:
+                    CALL_ASKED.reset(asked)
             # under the call's lock: a formatter a PostToolUse hook runs on the file is not raced by an Edit
             return await self._hooks_after(call, result)
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -18,6 +19,12 @@ Permission: TypeAlias = Literal["auto", "ask"]
 # "always": yes, and the question's rules go into ./.maia/settings.local.json; "always-session": for
 # this session only
 AskAnswer: TypeAlias = Literal["yes", "no", "stop", "always", "always-session"]
+
+
+# Whether a person approved the tool call being run (a question answered yes), or it ran without a
+# question (a rule, a mode, a default). Set by the runner around each call: a tool that finds its path
+# leading elsewhere than when it was judged may go on only where a person saw it (see tools.base).
+CALL_ASKED: ContextVar[bool] = ContextVar("maia_call_asked", default=False)
 
 
 # --- messages (§4.1) -------------------------------------------------------------------------

@@ -99,6 +99,32 @@ def write_atomic(
     remove_stale_temps(path)
 
 
+def write_atomic_at(dir_fd: int, name: str, data: str | bytes, *, mode: int | None = None) -> None:
+    """:func:`write_atomic` inside an already opened folder (``dir_fd``): the file written is in the folder
+    that was opened and judged, whatever its path leads to meanwhile. ``name`` is a single name."""
+    target_mode = mode
+    if target_mode is None:
+        try:
+            target_mode = os.stat(name, dir_fd=dir_fd).st_mode & 0o7777
+        except FileNotFoundError:
+            target_mode = new_file_mode()
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), target_mode)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # replaces the entry, never a link's target
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(dir_fd)
+
+
 def storage_error(error: BaseException) -> bool:
     """Whether ``error`` is the disk's or the folder's fault (full, read-only, not writable), not a bug."""
     return isinstance(error, OSError) and error.errno in STORAGE_ERRNOS

@@ -133,3 +133,46 @@ def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return "file:" + os.path.realpath(resolve_user_path(value, cwd))
+
+
+def opened_path(fd: int, fallback: Path) -> str:
+    """Where an open descriptor really leads (Linux: /proc/self/fd), else the path's real path."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(fallback)
+
+
+def judge_opened(ctx: ToolContext, tool: str, raw: str, real: str) -> None:
+    """The file a tool opened, judged again: the rules were checked on a path that a command may have
+    turned into a link since (a race). A deny refuses; a question nobody was asked refuses too (ToolError)."""
+    if ctx.permissions is None:
+        return
+    from maia.core.contracts import CALL_ASKED
+    from maia.permissions.rules import Verdict
+
+    decision = ctx.permissions(tool, {"path": real})
+    if decision.verdict == Verdict.DENY:
+        raise ToolError(_("{path} leads to {real}, which the rules deny: not done.").format(path=raw, real=real))
+    if decision.verdict == Verdict.ASK and not CALL_ASKED.get():
+        raise ToolError(
+            _(
+                "{path} now leads to {real}, which needs the user's approval: it changed after it was checked "
+                "(a link). Not done; ask the user if this is intended."
+            ).format(path=raw, real=real)
+        )
+
+
+def open_folder_of(ctx: ToolContext, tool: str, raw: str, path: Path) -> tuple[int, str]:
+    """Open the folder ``path`` is in, judge where it really is (with the file's name), and return the
+    folder's descriptor (the caller closes it) and the name to write inside it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        real = os.path.join(opened_path(fd, path.parent), path.name)
+        judge_opened(ctx, tool, raw, real)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, path.name
+

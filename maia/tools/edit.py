@@ -10,10 +10,10 @@ from typing import Any
 
 from maia.core.contracts import ToolContext, ToolTraits
 from maia.core.paths import resolve_user_path
-from maia.core.storage import write_atomic
+from maia.core.storage import write_atomic_at
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
-from maia.tools.base import BuiltinTool, ToolError, file_key, require_str
+from maia.tools.base import BuiltinTool, ToolError, file_key, open_folder_of, require_str
 
 
 class EditTool(BuiltinTool):
@@ -60,7 +60,22 @@ class EditTool(BuiltinTool):
         # engine judged both the link's name and its target
         path = Path(os.path.realpath(resolve_user_path(raw, ctx.cwd)))
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+            folder, name = await asyncio.to_thread(open_folder_of, ctx, "Edit", raw, path)
+        except FileNotFoundError:
+            raise ToolError(_("File not found: {path}").format(path=raw)) from None
+        except OSError as error:
+            raise ToolError(_("Cannot read {path}: {error}").format(path=raw, error=error.strerror)) from None
+        try:
+            return await self._edit_in(folder, name, path, raw, old, new, ctx)
+        finally:
+            os.close(folder)
+
+    async def _edit_in(
+        self, folder: int, name: str, path: Path, raw: str, old: str, new: str, ctx: ToolContext
+    ) -> str:
+        """The replacement, read and written inside the opened (and judged) folder."""
+        try:
+            text = await asyncio.to_thread(_read_at, folder, name)
         except FileNotFoundError:
             raise ToolError(_("File not found: {path}").format(path=raw)) from None
         except (OSError, UnicodeDecodeError) as error:
@@ -83,10 +98,18 @@ class EditTool(BuiltinTool):
         if ctx.changes is not None:
             ctx.changes.before_write(path)
         try:
-            await asyncio.to_thread(write_atomic, path, text.replace(old, new, 1))
+            await asyncio.to_thread(write_atomic_at, folder, name, text.replace(old, new, 1))
         except OSError as error:
             raise ToolError(_("Cannot write {path}: {error}").format(path=raw, error=error.strerror)) from None
         if ctx.changes is not None:
             ctx.changes.after_write(path)
         line = text.count("\n", 0, start) + 1
         return _("Edited {path} at line {line}.").format(path=raw, line=line)
+
+
+def _read_at(folder: int, name: str) -> str:
+    """The file's text, opened inside ``folder`` without following a link swapped in since the check."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8")
+

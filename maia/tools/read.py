@@ -12,7 +12,7 @@ from maia.core.contracts import ToolContext, ToolTraits
 from maia.core.paths import resolve_user_path
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
-from maia.tools.base import BuiltinTool, ToolError, file_key, optional_int, require_str
+from maia.tools.base import BuiltinTool, ToolError, file_key, judge_opened, opened_path, optional_int, require_str
 
 DEFAULT_LIMIT = 2000
 BINARY_SNIFF = 8192
@@ -57,9 +57,9 @@ class ReadTool(BuiltinTool):
         """Return the numbered lines."""
         import asyncio
 
-        return await asyncio.to_thread(self._read, tool_input, ctx.cwd)
+        return await asyncio.to_thread(self._read, tool_input, ctx.cwd, ctx)
 
-    def _read(self, tool_input: Mapping[str, Any], cwd: Path) -> str:
+    def _read(self, tool_input: Mapping[str, Any], cwd: Path, ctx: ToolContext | None = None) -> str:
         raw = require_str(tool_input, "path", _("the path of the file to read"))
         offset = optional_int(tool_input, "offset", 1, minimum=1)
         limit = optional_int(tool_input, "limit", DEFAULT_LIMIT, minimum=1)
@@ -68,6 +68,8 @@ class ReadTool(BuiltinTool):
             raise ToolError(_("{path} is a folder, not a file: use Glob to list it.").format(path=raw))
         try:
             with path.open("rb") as handle:
+                if ctx is not None:  # the file opened, not the name checked: a link swapped in meanwhile
+                    judge_opened(ctx, "Read", raw, opened_path(handle.fileno(), path))
                 return _numbered(raw, handle, offset, limit)
         except FileNotFoundError:
             raise ToolError(_("File not found: {path}").format(path=raw)) from None

@@ -10,10 +10,10 @@ from typing import Any
 
 from maia.core.contracts import ToolContext, ToolTraits
 from maia.core.paths import resolve_user_path
-from maia.core.storage import write_atomic
+from maia.core.storage import write_atomic_at
 from maia.i18n import _, ngettext
 from maia.permissions.subject import PathSubject, Subject
-from maia.tools.base import BuiltinTool, ToolError, file_key, received, require_str
+from maia.tools.base import BuiltinTool, ToolError, file_key, open_folder_of, received, require_str
 
 CONTENT_ALIASES = ("content", "contents", "text", "file_text", "file_content", "data", "body")
 
@@ -80,7 +80,7 @@ class WriteTool(BuiltinTool):
         if ctx.changes is not None:
             ctx.changes.before_write(path)
         try:
-            await asyncio.to_thread(write_atomic, path, text)
+            await asyncio.to_thread(_write_in_judged_folder, ctx, raw, path, text)
         except OSError as error:
             raise ToolError(_("Cannot write {path}: {error}").format(path=raw, error=error.strerror)) from None
         if ctx.changes is not None:
@@ -93,3 +93,13 @@ class WriteTool(BuiltinTool):
         return ngettext("Created {path} ({lines} line).", "Created {path} ({lines} lines).", lines).format(
             path=raw, lines=lines
         )
+
+
+def _write_in_judged_folder(ctx: ToolContext, raw: str, path: Path, text: str) -> None:
+    """Write ``path`` inside its folder as opened and judged again (a link swapped in meanwhile is refused)."""
+    folder, name = open_folder_of(ctx, "Write", raw, path)
+    try:
+        write_atomic_at(folder, name, text)
+    finally:
+        os.close(folder)
+
