@@ -38,7 +38,8 @@ class Host:
 
 
 def special_address(address: IPAddress) -> bool:
-    """Loopback, link-local, private, unspecified, reserved or multicast."""
+    """Loopback, link-local, private, unspecified, reserved, multicast, or any other address that is not
+    globally reachable (shared address space 100.64.0.0/10: carrier NAT, VPNs, cloud metadata services)."""
     if isinstance(address, ipaddress.IPv6Address):
         mapped = address.ipv4_mapped or address.sixtofour
         if mapped is not None:
@@ -51,6 +52,7 @@ def special_address(address: IPAddress) -> bool:
         or address.is_reserved
         or address.is_multicast
         or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
+        or not address.is_global
     )
 
 
