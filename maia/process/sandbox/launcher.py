@@ -226,9 +226,10 @@ def restrict(roots: list[str], *, read_only: bool, network: bool, best_effort: b
     kernel = _Kernel()
     handled_fs = fs_rights(abi)
     handled_net = 0 if network else net_rights(abi)
-    # Signals to processes outside the sandbox are refused (ABI 6); abstract UNIX sockets too
-    # when the network is off. Both are simply absent on older kernels.
-    scoped = scope_rights(abi) if not network else scope_rights(abi) & SCOPE_SIGNAL
+    # Signals to processes outside the sandbox and abstract UNIX sockets they listen on (X11, a session
+    # bus: a way to the user's desktop) are refused (ABI 6), whatever the network setting. Both are
+    # simply absent on older kernels.
+    scoped = scope_rights(abi)
     import struct
 
     attr = struct.pack("=QQQ", handled_fs, handled_net, scoped)
