@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -281,6 +282,7 @@ async def run_shell(
     args_fd: int | None = None
     if sandbox is not None and sandbox.refusal is not None:
         return ShellResult("", "failed_to_start", error=sandbox.failure_message(sandbox.refusal))
+    redirects = sandbox.git_redirects() if sandbox is not None else {}
     if sandbox is not None:
         full_env = sandbox.environment(full_env)
         words = [shell_executable() or "/bin/sh", "-c", command] if isinstance(command, str) else list(command)
@@ -319,7 +321,8 @@ async def run_shell(
             feeding.add_done_callback(_feeding.discard)
         guardian.watch(process.pid)  # its group dies with this process, even by SIGKILL
         try:
-            return await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+            done = await _collect(process, timeout, max_chars, sandbox, status_fd, on_output)
+            return undo_git_redirects(sandbox, redirects, done)
         finally:
             guardian.release(process.pid)
     finally:
@@ -390,3 +393,24 @@ async def _collect(
     # also after exit 0: a script may carry on after a refused write to a protected file
     note = sandbox.note_for(f"{text}\n{stderr}", code) if sandbox is not None else None
     return ShellResult(text, "exited", exit_code=code, truncated=truncated, stderr=stderr, note=note)
+
+
+def undo_git_redirects(sandbox: SandboxPolicy | None, before: dict[Path, bool], result: ShellResult) -> ShellResult:
+    """A sandboxed command that created ``.git/commondir`` or ``.git/config.worktree`` (which would make the
+    user's own git run another repository's configuration and hooks): the file is removed and the model told."""
+    if sandbox is None:
+        return result
+    removed: list[str] = []
+    for path, existed in before.items():
+        if not existed and os.path.lexists(path):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed.append(path.name)
+    if not removed:
+        return result
+    line = _(
+        "MAIA sandbox: the command created .git/{names}, which would make git run another repository's "
+        "configuration and hooks: removed."
+    ).format(names=", .git/".join(removed))
+    note = f"{result.note}\n{line}" if result.note else line
+    return dataclasses.replace(result, note=note)

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 SandboxMode: TypeAlias = Literal["off", "workspace-write", "read-only", "strict"]
 ActiveMode: TypeAlias = Literal["workspace-write", "read-only"]
 DEFAULT_SETTINGS_FILE = "~/.maia/settings.json"
+# files a command could add to .git so that the user's next git runs code of its choosing (a new
+# "common" repository with core.fsmonitor and hooks; per-worktree config): removed when one appears
+GIT_REDIRECTS = ("commondir", "config.worktree")
 
 # What a denied write, connection or signal prints, whatever the program (bash, coreutils,
 # Python's PermissionError, Node's EACCES…). Only looked for when a sandboxed run failed.
@@ -129,6 +132,12 @@ class SandboxPolicy:
     strict: bool = False
     refusal: str | None = None
     revealed: tuple[Path, ...] = ()  # inside hidden paths, shown read-only: the user's tools, skills, hooks, commands
+
+    def git_redirects(self) -> dict[Path, bool]:
+        """The launch repository's files that would make the user's own git read another repository's
+        configuration and hooks (``commondir``, ``config.worktree``), and whether each exists now."""
+        git = self.launch / ".git"
+        return {git / name: os.path.lexists(git / name) for name in GIT_REDIRECTS} if git.is_dir() else {}
 
     @property
     def uses_namespaces(self) -> bool:
