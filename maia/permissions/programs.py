@@ -25,11 +25,10 @@ from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
 from maia.permissions.tables import GIT_GLOBAL_OPTIONS
+from maia.permissions.tables import OTHER_SHELLS as OTHER_SHELLS  # defined with the tables ("always" reads them)
+from maia.permissions.tables import SHELLS as SHELLS
 
 SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
-# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"})
-OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"})
 # where a stdin script is fed from: /dev/stdin and friends
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
@@ -2129,4 +2128,7 @@ def check_examples() -> list[str]:
                 failures.append(
                     f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
                 )
+    from maia.permissions import always  # it reads the tables only: no cycle
+
+    failures.extend(always.check_examples())
     return failures
