@@ -8,6 +8,8 @@ A :class:`Table` says, for one program (and its aliases):
   every long option the program has, so an unknown or ambiguous one is a doubt;
 - ``dangerous``: long options a prefix rule never covers (they write or run something), matched
   in every spelling: any prefix of one of them counts (a prefix the program refuses asks, at worst);
+- ``option_dangers``: options a prefix rule covers only when it names them (``sort -o``, ``rg -z``,
+  ``tar --to-command``), short ones found in clusters too;
 - ``writes``: the files the program writes (operands, option values), judged as Write targets
   exactly like redirections; ``read_only`` says it writes nothing;
 - ``always``: the narrowest rule the approval's "always" offers for the program (see
@@ -122,6 +124,19 @@ AlwaysField = Always | Mapping[str, Always | None] | None
 
 
 @dataclass(frozen=True, slots=True)
+class OptionDangers:
+    """Options that write a file or run a program, read as written (after long prefixes are spelled out)."""
+
+    long: frozenset[str] = frozenset()  # ``--name`` and ``--name=value``
+    long_why: str = ""
+    short: str = ""  # dangerous letters, in a cluster too (``-zo``)
+    short_values: str = ""  # letters taking a value: the rest of the cluster, or the next word, is it
+    short_why: str = ""
+    first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
+    first_only: bool = False  # short options are read in the first argument only (time -o FILE cmd)
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
     """What MAIA knows of one program (see the module's documentation)."""
 
@@ -134,6 +149,7 @@ class Table:
     read_only: bool = False
     triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
     always: AlwaysField = None
+    option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
@@ -617,6 +633,13 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
 TABLES: tuple[Table, ...] = (
     Table(
         ("sort",),
+        option_dangers=OptionDangers(
+            frozenset({"--output", "--compress-program"}),
+            "sort writes a file or runs a program",
+            "o",
+            "kotTS",
+            "sort -o writes a file",
+        ),
         long=frozenset(
             [
                 "--ignore-leading-blanks",
@@ -750,6 +773,24 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("tar", "gtar", "bsdtar"),
+        option_dangers=OptionDangers(
+            frozenset(
+                {
+                    "--to-command",
+                    "--checkpoint-action",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "--rsh-command",
+                    "--rmt-command",
+                }
+            ),
+            "tar runs a program with this option",
+            "IF",
+            "fbCgKLNTVXH",
+            "tar runs a program with this option",
+            first_cluster=True,
+        ),
         dangerous=frozenset(
             {
                 "--to-command",
@@ -770,6 +811,13 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("rg",),
+        option_dangers=OptionDangers(
+            frozenset({"--pre", "--hostname-bin", "--search-zip"}),
+            "rg runs a program with this option",
+            "z",
+            "eEfgmAaBCjMrtTd",
+            "rg -z runs decompression programs",
+        ),
         dangerous=frozenset({"--pre", "--hostname-bin", "--search-zip"}),
         long=frozenset({"--pre-glob"}),
         match=("rg --pre cat x", "rg --search-zip x"),
@@ -790,6 +838,13 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("rsync",),
+        option_dangers=OptionDangers(
+            frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
+            "rsync runs a program",
+            "e",
+            "efBTM",
+            "rsync -e runs a program",
+        ),
         dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
         writes=_rsync,
         match=("rsync -a src/ dst/", "rsync --rsync-p='x' a b:c"),
@@ -1032,11 +1087,40 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("time",),
+        option_dangers=OptionDangers(
+            frozenset({"--output"}), "time -o writes a file", "o", "fo", "time -o writes a file", first_only=True
+        ),
         writes=_option_values(
             OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
         ),
         match=("time -o .env ls",),
         not_match=("time ls",),
+    ),
+    Table(
+        ("docker", "podman"),
+        option_dangers=OptionDangers(frozenset({"--config"}), "docker --config runs credential helpers"),
+        match=("docker --config /tmp/x ps",),
+        not_match=("docker ps -a",),
+    ),
+    Table(
+        ("kubectl", "helm"),
+        option_dangers=OptionDangers(
+            frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+        ),
+        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x"),
+        not_match=("kubectl get pods",),
+    ),
+    Table(
+        ("strace",),
+        option_dangers=OptionDangers(
+            frozenset({"--output", "--env"}),
+            "strace writes a file or sets the environment",
+            "oE",
+            "abeEIoOpPsSuUX",
+            "strace writes a file or sets the environment",
+        ),
+        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls"),
+        not_match=("strace -p 12",),
     ),
 )
 
