@@ -708,7 +708,7 @@ def _writes(
     for part in parts:
         if part.opaque or not part.words:
             continue
-        table = by_name.get(programs.program_name(part.words[0]))
+        table = by_name.get(part.words[0].rpartition("/")[2])  # (program_name, inlined)
         if table is None or table.writes is None:
             continue
         targets = known.get(part.words)
