@@ -6,7 +6,8 @@ can be both narrow and safe).
 just saw. So a prefix rule (``Bash(git log *)``) is offered only where every command it covers does
 the same kind of thing; programs that run what they are given (``uv run``, ``npx``, ``docker run``),
 destroy (``git push``, ``kubectl delete``), read any file (``cat``, ``grep``) or unpack archives get
-the exact command (``Bash(git push origin main)``) or nothing. Every suggestion is checked with the
+the exact command (``Bash(git push origin main)``) or nothing: each program's table says which
+(``maia.permissions.tables``, field ``always``). Every suggestion is checked with the
 permission engine before it is offered: it must allow the call the user saw.
 """
 
@@ -15,9 +16,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -153,214 +152,17 @@ def _write_rules(raw: str | None, launch: Path) -> list[str]:
 # --- Bash: which commands a prefix rule may cover ----------------------------------------------------
 
 
-def _names(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+# which commands a prefix rule may cover is program knowledge: the tables' ``always`` field
+# (maia.permissions.tables), read by maia.permissions.always
 
-
-@dataclass(frozen=True, slots=True)
-class _Level:
-    """One level of a program's subcommands: the words a prefix rule may end on."""
-
-    safe: frozenset[str] = frozenset()  # `prog … word *` is fine
-    read_verbs: bool = False  # list, show, describe-…: fine at this level (cloud CLIs, management commands)
-    scripts: frozenset[str] = frozenset()  # the next word names a project script: `npm run NAME *`
-    groups: Mapping[str, _Level] = field(default_factory=dict)  # words that lead to a next level
-    any_group: _Level | None = None  # any other plain word leads to this level (aws SERVICE …)
-    targets: bool = False  # any plain word is a project-defined target (make build): fine unless risky
-
-
-def _level(safe: str = "", *, scripts: str = "", groups: Mapping[str, _Level] | None = None) -> _Level:
-    return _Level(_names(safe), False, _names(scripts), dict(groups or {}))
-
-
-_READ = _Level(read_verbs=True)
-_TARGETS = _Level(targets=True)  # make, just, mvn… and programs MAIA does not know
-# gcloud and az nest nouns deeply: gcloud beta compute instances list
-_CLOUD = _Level(read_verbs=True, any_group=_Level(read_verbs=True, any_group=_Level(read_verbs=True, any_group=_READ)))
-_DOCKER = _level(
-    "ps images logs inspect version info stats top history diff port search events",
-    groups=dict.fromkeys(
-        _names(
-            "compose image container volume network system context buildx builder plugin node service stack manifest "
-            "machine trust"
-        ),
-        _READ,
-    ),
-)
-_KUBECTL = _level(
-    "get describe logs top explain api-resources api-versions version cluster-info events",
-    groups={"rollout": _READ, "auth": _READ},
-)
-_TERRAFORM = _level(
-    "plan validate fmt show version providers graph output", groups={"state": _READ, "workspace": _READ}
-)
-_PIP = _level("list show check help")  # not freeze: `pip freeze -r FILE` prints the file's lines
-_POLICIES: dict[str, _Level] = {
-    # not blame (--contents FILE), cat-file (--batch), name-rev, show-ref, check-ignore… (they print what
-    # they read on their input, and the engine does not judge `< file`): exact
-    "git": _level(
-        "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
-        "whatchanged range-diff cherry add commit fetch",
-        groups={
-            "stash": _level("list show"),
-            "remote": _level("show get-url"),
-            "worktree": _level("list"),
-            "notes": _level("list show"),
-            "reflog": _level("show"),
-            "lfs": _level("ls-files status"),
-        },
-    ),
-    "npm": _level(
-        "test t tst start ls list ll la outdated view v info show why explain help root prefix bin search fund",
-        scripts="run run-script",
-    ),
-    "pnpm": _level("test t start ls list ll la outdated view info why help root bin", scripts="run run-script"),
-    "yarn": _level("test list info why outdated help"),  # `yarn run X` also runs any installed binary
-    "bun": _level("test outdated"),  # `bun run X` runs files and binaries too
-    "deno": _level("test check lint fmt doc info bench", scripts="task"),
-    "cargo": _level("build b test t check c clippy fmt doc d bench tree metadata version help search"),
-    "go": _level("build test vet fmt list version doc help", groups={"mod": _level("graph why verify download tidy")}),
-    "pip": _PIP,
-    "pip3": _PIP,
-    "uv": _level(
-        "sync lock tree build venv help",
-        groups={"pip": _level("list show check tree"), "python": _READ, "tool": _READ, "cache": _READ},
-    ),
-    "poetry": _level("show check lock build about help", groups={"env": _READ}),
-    "pdm": _level("list show info lock build outdated"),
-    "hatch": _level("test build fmt status", groups={"env": _READ}),
-    "dotnet": _level("build test restore format list help"),
-    "swift": _level("build test"),
-    "rustup": _level("show which", groups={"toolchain": _READ, "target": _READ, "component": _READ}),
-    "brew": _level("list ls info search outdated deps leaves doctor"),
-    "apt": _level("list search show policy"),
-    "apt-cache": _level("search show policy depends rdepends"),
-    "composer": _level("show outdated validate diagnose licenses"),
-    "bundle": _level("list outdated check info"),
-    "docker": _DOCKER,
-    "podman": _DOCKER,
-    "docker-compose": _READ,
-    "kubectl": _KUBECTL,
-    "oc": _KUBECTL,
-    "helm": _level(
-        "list ls status get show template lint version search history env",
-        groups={"repo": _READ, "plugin": _READ, "dependency": _READ},
-    ),
-    "terraform": _TERRAFORM,
-    "tofu": _TERRAFORM,
-    "gh": _Level(read_verbs=True, any_group=_READ),
-    "aws": _Level(any_group=_READ),
-    "gcloud": _CLOUD,
-    "az": _CLOUD,
-}
-_READ_VERBS = _names(
-    "list ls view show status describe get logs log diff inspect history top version help info search ps images "
-    "explain checks df events tree outdated why stats port whoami can-i"
-)
-_READ_VERB_PREFIXES = ("list-", "describe-", "get-", "show-")
-# a subcommand, or one of its pieces (apps:destroy, force-push), that changes or removes things
-_DESTRUCTIVE = _names(
-    "push reset clean checkout restore switch config delete del rm remove rmi uninstall publish unpublish apply "
-    "destroy drop prune purge rebase merge pull deploy release revert kill down terminate wipe erase truncate "
-    "force nuke install add upgrade update set unset edit patch scale create replace import move mv cp copy "
-    "sync upload send reboot shutdown stop restart"
-)
-# subcommands that run what they are given: uv run X, npm exec X, docker run IMAGE CMD, kubectl exec
-_RUNNER_WORDS = _names("run exec x dlx shell sh bash eval execute spawn attach debug console repl ssh")
-# credentials: reading one is not reading every other
-_SENSITIVE = _names(
-    "secret secrets secretsmanager password passwd token tokens credential credentials login logout decrypt"
-)
-# words that only look risky where they name things: gh run list, gh release view, aws deploy list-…
-_NOUNS: dict[str, frozenset[str]] = {"gh": frozenset({"run", "release"}), "aws": frozenset({"deploy"})}
-_EXTRA_RISKY: dict[str, frozenset[str]] = {"gh": frozenset({"api", "extension", "ext", "alias", "codespace", "cs"})}
-
-# their arguments are never a subcommand, and every use does the same kind of thing
-SIMPLE_PROGRAMS = _names(
-    "ls dir echo printf pwd cd pushd popd cal which whereis type whoami id groups uname uptime df stat "
-    "basename dirname realpath readlink true false sleep seq mkdir nproc locale "
-    "pytest py.test mypy pyright flake8 pylint jest vitest mocha"
-)
-# they print any file they are given: a prefix rule would let the model read secrets anywhere (~/.ssh…)
-READERS = _names(
-    "cat tac nl head tail less more most sort uniq cut paste rev fold fmt column expand unexpand pr shuf "
-    "grep egrep fgrep rg ag ack sed gsed awk gawk mawk nawk jq yq base64 base32 xxd od hexdump strings iconv "
-    "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum shasum b2sum cksum sum diff cmp comm join zcat "
-    "gzcat bzcat xzcat zstdcat zless zmore zgrep bat batcat view look wc"
-)
 # their first operand is a pattern or a program, not a file
-_PATTERN_FIRST = _names("grep egrep fgrep rg ag ack sed gsed awk gawk mawk nawk jq yq zgrep look")
+_PATTERN_FIRST = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "gsed", "awk", "gawk", "mawk", "nawk", "jq", "yq"}
+    | {"zgrep", "look"}
+)
 # options whose value is the pattern or the program, not a file to read
 _SCRIPT_OPTIONS = frozenset({"-e", "-f", "--regexp", "--file", "--expression", "--from-file"})
-# they copy their input to their output whatever their arguments (`tr a a < ~/.ssh/id_rsa`)
-_STDIN_ALWAYS = frozenset({"tr", "tee"})
-ARCHIVERS = _names(
-    "tar gtar bsdtar unzip zip 7z 7za 7zr unrar rar gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd cpio ar jar"
-)
-# programs a prefix rule would make too broad: "always" allows only the exact command
-EXACT_ONLY = (
-    _names(
-        "rm rmdir mv cp dd chmod chown chgrp ln link unlink truncate shred kill pkill killall fuser curl wget "
-        "ssh scp sftp ftp rsync nc ncat netcat socat telnet http https xh sudo doas su env xargs eval exec "
-        "source find install mkfs mount umount systemctl service launchctl reboot shutdown crontab patch "
-        "open xdg-open npx bunx pnpx uvx pipx gcc cc clang g++ c++ java javac psql mysql mongo mongosh "
-        "redis-cli sqlite3 vim vi nvim emacs nano ed gdb hostname "
-        # they print the lines of a file they are pointed at in their messages (date -f, du --files0-from…)
-        "date du tree file"
-    )
-    | READERS
-    | ARCHIVERS
-    | _STDIN_ALWAYS
-)
-_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|node|nodejs|php|lua|luajit|julia|Rscript|osascript)[0-9.]*")
-_SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_:][A-Za-z0-9]+)*")  # what a subcommand looks like
 _SYSTEM_DIRS = ("/bin", "/usr/bin", "/usr/local/bin")
-_MAX_DEPTH = 5  # gcloud beta compute instances list
-
-
-def _risky(program: str, word: str) -> bool:
-    """A subcommand that destroys, runs what it is given, or names a credential."""
-    if word in _NOUNS.get(program, ()):
-        return False
-    if word in _EXTRA_RISKY.get(program, ()):
-        return True
-    pieces = {word.lower(), *re.split(r"[-_:]", word.lower())}
-    return bool(pieces & (_DESTRUCTIVE | _RUNNER_WORDS | _SENSITIVE))
-
-
-def _read_verb(word: str) -> bool:
-    return word in _READ_VERBS or word.startswith(_READ_VERB_PREFIXES)
-
-
-def _prefix_length(words: Sequence[str]) -> int | None:
-    """How many leading words a prefix rule keeps (``git log -3`` → 2: ``Bash(git log *)``); None when
-    only the exact command may be allowed. ``words[0]`` is the program's bare name."""
-    from maia.permissions.programs import OTHER_SHELLS, SHELLS
-
-    name = words[0]
-    if name in SIMPLE_PROGRAMS:
-        return 1
-    if name in EXACT_ONLY or name in SHELLS or name in OTHER_SHELLS or _INTERPRETER.fullmatch(name):
-        return None
-    level = _POLICIES.get(name, _TARGETS)
-    for index in range(1, min(len(words), _MAX_DEPTH)):
-        word = words[index]
-        if not _SUBCOMMAND.fullmatch(word):
-            return None  # an option left in front (git -c …, cargo +nightly, npm --prefix), a path, a value
-        if word in level.scripts:
-            script = words[index + 1] if index + 1 < len(words) else ""
-            return index + 2 if _SUBCOMMAND.fullmatch(script) and not _risky(name, script) else None
-        if word in level.safe:
-            return index + 1
-        if _risky(name, word):
-            return None
-        if level.targets or (level.read_verbs and _read_verb(word)):
-            return index + 1
-        nested = level.groups.get(word, level.any_group)
-        if nested is None:
-            return None
-        level = nested
-    return None  # the program alone, or a group without its verb: `git`, `gh pr`, `make`
 
 
 def _plain_word(word: str) -> bool:
@@ -390,7 +192,7 @@ def _reads_a_project_file(name: str, words: Sequence[str], launch: Path) -> bool
 
 def _part_rules(part: Part, launch: Path) -> tuple[str | None, str | None] | None:
     """(the prefix rule, the exact rule) for one part of a plain command; None when it can have none."""
-    from maia.permissions import programs
+    from maia.permissions import always, programs
 
     words = list(part.words)
     name = programs.program_name(words[0])
@@ -399,7 +201,8 @@ def _part_rules(part: Part, launch: Path) -> tuple[str | None, str | None] | Non
     assignments = list(part.assignments)
     if not all(_plain_word(a) for a in assignments):
         return None
-    if name in _STDIN_ALWAYS or (name in READERS and not _reads_a_project_file(name, words, launch)):
+    kind = always.kind(name)
+    if kind == "never" or (kind == "reader" and not _reads_a_project_file(name, words, launch)):
         return None
     exact_words = [*assignments, name, *words[1:]]
     exact = None
@@ -408,7 +211,7 @@ def _part_rules(part: Part, launch: Path) -> tuple[str | None, str | None] | Non
     # a prefix rule looks past harmless global options (git -C . status → git status)
     forms = programs.subcommand_forms(words, for_allow=True, launch=launch)
     base = [name, *(forms[0][1:] if forms else words[1:])]
-    depth = _prefix_length(base)
+    depth = always.prefix_length(base)
     prefix = None
     if depth is not None:
         kept = [*assignments, *base[:depth]]

@@ -547,7 +547,9 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         uncertain = reading.uncertain
     # where each redirection target is (as written, links resolved), resolved once for this decision
     found_at: dict[str, tuple[str, str]] = {}
-    found = _deny_or_ask(command, parts, redirects, ruleset, cwd, found_at) if watching else None
+    # the files each part writes, read once for this decision (deny and ask, then allow)
+    known_writes: dict[tuple[str, ...], list[tables.Target]] = {}
+    found = _deny_or_ask(command, parts, redirects, ruleset, cwd, found_at, known_writes) if watching else None
     if found is None and plain is not None and plain.inputs:
         found = _inputs_deny_or_ask(plain.inputs, ruleset, cwd)
     if found is None and ruleset.deny:
@@ -562,7 +564,7 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
             doubt=watching,
             unreadable=True,
         )
-    return _bash_allow(plain, ruleset, cwd, watching, found_at)
+    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes)
 
 
 def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
@@ -585,6 +587,7 @@ def _deny_or_ask(
     ruleset: RuleSet,
     cwd: Path,
     found_at: dict[str, tuple[str, str]] | None = None,
+    known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
 ) -> Decision | None:
     keys: dict[tuple[Any, ...], Part] = {}
     for part in parts:
@@ -595,7 +598,7 @@ def _deny_or_ask(
         found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = {}
     whole = " ".join(command.split())
-    writes = _writes(keys.values(), cwd)
+    writes = _writes(keys.values(), cwd, known_writes)
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
         index = _Index.of(r for r in family if r.tool == "Bash")
@@ -693,15 +696,19 @@ def through_proc(path: str) -> bool:
     return normal.startswith(_PROC) or normal in ("/proc/", "/dev/fd/")
 
 
-def _writes(parts: Iterable[Part], cwd: Path) -> list[tuple[Part, tables.Target]]:
-    """The files the parts write through their operands and options (cp's destination, tee's files…)."""
+def _writes(
+    parts: Iterable[Part], cwd: Path, known: dict[tuple[str, ...], list[tables.Target]] | None = None
+) -> list[tuple[Part, tables.Target]]:
+    """The files the parts write through their operands and options (cp's destination, tee's files…);
+    ``known``: the targets already read for the same words, in this decision."""
     found: list[tuple[Part, tables.Target]] = []
     by_name = tables.BY_NAME
-    known: dict[tuple[str, ...], list[tables.Target]] = {}  # many parts repeat the same words
+    if known is None:
+        known = {}  # many parts repeat the same words
     for part in parts:
         if part.opaque or not part.words:
             continue
-        table = by_name.get(programs.program_name(part.words[0]))
+        table = by_name.get(part.words[0].rpartition("/")[2])  # (program_name, inlined)
         if table is None or table.writes is None:
             continue
         targets = known.get(part.words)
@@ -819,6 +826,7 @@ def _bash_allow(
     cwd: Path,
     watching: bool,
     found_at: dict[str, tuple[str, str]] | None = None,
+    known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
 ) -> Decision:
     index = _Index.of(r for r in ruleset.allow if r.tool == "Bash")
     if not index:
@@ -827,6 +835,7 @@ def _bash_allow(
         return _ask(_("empty command: ask"), doubt=False)
     used: list[str] = []
     seen: set[tuple[Any, ...]] = set()
+    plain_programs: set[str] = set()  # program words known to be neither dynamic nor blank
     for part in plain.parts:
         # most parts have words only: the words are the key (a tuple of strings never equals the long key)
         if part.assignments or part.opaque or part.folder_moved or part.open_words:
@@ -840,19 +849,21 @@ def _bash_allow(
             return _ask(
                 _("{why}: what runs cannot be checked, ask").format(why=part.why or part.via or "?"), doubt=watching
             )
-        if part.program_dynamic:
-            return _ask(
-                _("the program of `{part}` is only known when it runs: ask").format(part=_show(_text(part.words))),
-                doubt=watching,
-            )
-        if any(c.isspace() for c in part.program):
-            # 'git status' quoted is one word: a program of that name, which no rule's words can name
-            return _ask(
-                _("the program `{program}` has a blank in its name: no rule covers it, ask").format(
-                    program=_show(part.program)
-                ),
-                doubt=watching,
-            )
+        if part.program not in plain_programs:  # a long command names a few programs many times
+            if part.program_dynamic:
+                return _ask(
+                    _("the program of `{part}` is only known when it runs: ask").format(part=_show(_text(part.words))),
+                    doubt=watching,
+                )
+            if any(c.isspace() for c in part.program):
+                # 'git status' quoted is one word: a program of that name, which no rule's words can name
+                return _ask(
+                    _("the program `{program}` has a blank in its name: no rule covers it, ask").format(
+                        program=_show(part.program)
+                    ),
+                    doubt=watching,
+                )
+            plain_programs.add(part.program)
         texts = allow_forms(part, cwd)
         rule = index.first(texts)
         if rule is None:
@@ -886,7 +897,7 @@ def _bash_allow(
     if found_at is None:
         found_at = {}
     areas = ProtectedAreas(cwd)  # read once for this decision
-    written = _writes(plain.parts, cwd)
+    written = _writes(plain.parts, cwd, known_writes)
     if written:
         refused = _writes_allowed(plain, written, allowing, areas, cwd, watching, folders, used)
         if refused is not None:

@@ -13,7 +13,11 @@ _DYNAMIC_TARGET = re.compile(r"[$`*?\[\]{}]")
 _DYNAMIC_PROGRAM = re.compile(r"[*?\[\]{}]")
 
 
-@dataclass(frozen=True, slots=True)
+_set = object.__setattr__  # how a frozen instance is filled in (bound once: a long command has thousands)
+_NO_INDEXES: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Part:
     """One simple command: its words (program first) and its ``NAME=value`` prefix."""
 
@@ -27,6 +31,30 @@ class Part:
     # indexes of words that undergo pathname expansion and may become anything, even an option
     open_words: frozenset[int] = frozenset()
     folder_moved: bool = False  # an earlier part changed folder (cd, pushd…): where it runs is unknown
+
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        assignments: tuple[str, ...] = (),
+        opaque: bool = False,
+        via: str | None = None,
+        why: str | None = None,
+        position: int = 0,
+        group: int = 0,
+        open_words: frozenset[int] = _NO_INDEXES,
+        folder_moved: bool = False,
+    ) -> None:
+        # the generated __init__ of a frozen dataclass looks object.__setattr__ up for every field:
+        # the same, faster (a 100 KB command makes thousands of parts)
+        _set(self, "words", words)
+        _set(self, "assignments", assignments)
+        _set(self, "opaque", opaque)
+        _set(self, "via", via)
+        _set(self, "why", why)
+        _set(self, "position", position)
+        _set(self, "group", group)
+        _set(self, "open_words", open_words)
+        _set(self, "folder_moved", folder_moved)
 
     @property
     def program(self) -> str:

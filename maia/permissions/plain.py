@@ -548,7 +548,7 @@ def parse_plain(
             for op, target in command.redirects:
                 _add_redirect(script, op, target, command.start, command.group, base)
         if words:
-            name = programs.program_name(words[0])
+            name = words[0].rpartition("/")[2]  # programs.program_name, inlined: thousands of parts
             if name in programs.FOLDER_CHANGERS:
                 folder = _folder_after(Part(words), folder, launch)
             elif name in ("echo", "printf"):
@@ -558,7 +558,7 @@ def parse_plain(
     while pending:
         part, stdin, level, wrappers = pending.popleft()
         script.parts.append(part)
-        if not programs.may_act(programs.program_name(part.program)):
+        if not programs.may_act(part.program.rpartition("/")[2]):  # (program_name, inlined)
             continue  # no folder change, no link, nothing run inside: most parts
         if programs.changes_folder(part):
             moved_at.append((part.position, part.group))

@@ -25,11 +25,10 @@ from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
 from maia.permissions.tables import GIT_GLOBAL_OPTIONS
+from maia.permissions.tables import OTHER_SHELLS as OTHER_SHELLS  # defined with the tables ("always" reads them)
+from maia.permissions.tables import SHELLS as SHELLS
 
 SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
-# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"})
-OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"})
 # where a stdin script is fed from: /dev/stdin and friends
 _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
@@ -1669,51 +1668,6 @@ def _sed_runs_or_writes(script: str) -> bool:
     return False
 
 
-def _sort(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = _long_dangers(args, frozenset({"--output", "--compress-program"}), "sort writes a file or runs a program")
-    found += _short_dangers(args, "o", "kotTS", "sort -o writes a file")
-    return found
-
-
-_TAR_LONG = frozenset(
-    {
-        "--to-command",
-        "--checkpoint-action",
-        "--use-compress-program",
-        "--info-script",
-        "--new-volume-script",
-        "--rsh-command",
-        "--rmt-command",
-    }
-)
-
-
-def _tar(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    if args and not args[0].startswith("-"):
-        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
-    found = _long_dangers(args, _TAR_LONG, "tar runs a program with this option")
-    found += _short_dangers(args, "IF", "fbCgKLNTVXH", "tar runs a program with this option")
-    return found
-
-
-def _rg(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(
-        words[1:], frozenset({"--pre", "--hostname-bin", "--search-zip"}), "rg runs a program with this option"
-    )
-    return found + _short_dangers(words[1:], "z", "eEfgmAaBCjMrtTd", "rg -z runs decompression programs")
-
-
-def _rsync(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = _long_dangers(
-        args, frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}), "rsync runs a program"
-    )
-    found += _short_dangers(args, "e", "efBTM", "rsync -e runs a program")
-    return found
-
-
 def _zip(words: Sequence[str], _launch: Path | None) -> list[Danger]:
     found = [Danger(w, "zip -TT runs a program") for w in words[1:] if w == "-TT" or w.startswith("-TT")]
     return found + _long_dangers(words[1:], frozenset({"--unzip-command"}), "zip runs a program")
@@ -1816,16 +1770,6 @@ def _npm(words: Sequence[str], _launch: Path | None) -> list[Danger]:
     return found + _folder_options(words[1:], ("--prefix", "-C"), "npm", _launch)
 
 
-def _docker(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(words[1:], frozenset({"--config"}), "docker --config runs credential helpers")
-
-
-def _kube(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    return _long_dangers(
-        words[1:], frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
-    )
-
-
 def _cargo(words: Sequence[str], _launch: Path | None) -> list[Danger]:
     found = _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
     return found + _folder_options(words[1:], ("--manifest-path", "-C"), "cargo", _launch)
@@ -1841,27 +1785,11 @@ def _terraform(words: Sequence[str], launch: Path | None) -> list[Danger]:
     return []
 
 
-def _time(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(words[1:], frozenset({"--output"}), "time -o writes a file")
-    return found + _short_dangers(words[1:2], "o", "fo", "time -o writes a file")
-
-
-def _strace(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(words[1:], frozenset({"--output", "--env"}), "strace writes a file or sets the environment")
-    return found + _short_dangers(words[1:], "oE", "abeEIoOpPsSuUX", "strace writes a file or sets the environment")
-
-
 _DANGERS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
     "git": _git,
     "find": _find_dangers,
     "sed": _sed,
     "gsed": _sed,
-    "sort": _sort,
-    "tar": _tar,
-    "gtar": _tar,
-    "bsdtar": _tar,
-    "rg": _rg,
-    "rsync": _rsync,
     "zip": _zip,
     "less": _pager,
     "more": _pager,
@@ -1882,14 +1810,8 @@ _DANGERS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
     "npm": _npm,
     "pnpm": _npm,
     "yarn": _npm,
-    "docker": _docker,
-    "podman": _docker,
-    "kubectl": _kube,
-    "helm": _kube,
     "cargo": _cargo,
     "terraform": _terraform,
-    "time": _time,
-    "strace": _strace,
 }
 
 # run their project's code: in a folder nobody checked, they run anything (git's hooks and config too)
@@ -1950,8 +1872,12 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
             for arg, option in reading.dangerous
             if arg.split("=", 1)[0] != option
         )
-    if check is not None:
-        found.extend(check(words, launch))
+    options = table.option_dangers if table is not None else None
+    if check is not None or options is not None:
+        if options is not None:
+            found.extend(_option_dangers(words, options))
+        if check is not None:
+            found.extend(check(words, launch))
         for index, word in enumerate(part.words[1:], start=1):
             if DYN in word:
                 found.append(
@@ -1964,6 +1890,19 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     if part.folder_moved and name in FOLDER_SENSITIVE:
         found.append(
             Danger(name, f"{name} runs in a folder outside the launch folder (it reads its configuration there)", False)
+        )
+    return found
+
+
+def _option_dangers(words: Sequence[str], options: tables.OptionDangers) -> list[Danger]:
+    """A table's dangerous options, as written in ``words`` (long prefixes already spelled out)."""
+    args = list(words[1:])
+    if options.first_cluster and args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
+    found = _long_dangers(args, options.long, options.long_why) if options.long else []
+    if options.short:
+        found += _short_dangers(
+            args[:1] if options.first_only else args, options.short, options.short_values, options.short_why
         )
     return found
 
@@ -2129,4 +2068,7 @@ def check_examples() -> list[str]:
                 failures.append(
                     f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
                 )
+    from maia.permissions import always  # it reads the tables only: no cycle
+
+    failures.extend(always.check_examples())
     return failures

@@ -8,8 +8,16 @@ A :class:`Table` says, for one program (and its aliases):
   every long option the program has, so an unknown or ambiguous one is a doubt;
 - ``dangerous``: long options a prefix rule never covers (they write or run something), matched
   in every spelling: any prefix of one of them counts (a prefix the program refuses asks, at worst);
+- ``option_dangers``: options a prefix rule covers only when it names them (``sort -o``, ``rg -z``,
+  ``tar --to-command``), short ones found in clusters too;
 - ``writes``: the files the program writes (operands, option values), judged as Write targets
   exactly like redirections; ``read_only`` says it writes nothing;
+- ``always``: the narrowest rule the approval's "always" offers for the program (see
+  :mod:`maia.permissions.always`): ``"word"`` (``Bash(prog *)``), ``"exact"`` (the exact command
+  only), ``"reader"`` (the exact command, and only when it reads a file of the project), ``"never"``
+  (no rule), or a :class:`Level` of subcommands (``Bash(git log *)``); None: a program whose
+  subcommands are project targets (``make build``), the default for programs MAIA does not know;
+  ``always_examples`` pairs a command with the rule it gets (None: none), checked on load too;
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
   a dangerous or doubtful option) or nothing. They are checked when the tables load
   (``programs.check_examples``), so adding a program is adding a table with its examples.
@@ -21,9 +29,10 @@ import functools
 import glob
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from maia.permissions.options import OptionSpec, scan_options
 from maia.permissions.parts import DYN
@@ -32,6 +41,11 @@ from maia.permissions.parts import DYN
 def program_name(word: str) -> str:
     """The name a table knows a program by: its base name (``/usr/bin/git`` → ``git``)."""
     return word.rpartition("/")[2]
+
+
+# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"})
+OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"})
 
 
 # git's own options before its subcommand (-C, -c, --git-dir…): programs.py judges them
@@ -91,6 +105,38 @@ Writes = Callable[[Sequence[str], Path | None], list[Target]]
 
 
 @dataclass(frozen=True, slots=True)
+class Level:
+    """One level of a program's subcommands: the words an "always" prefix rule may end on."""
+
+    safe: frozenset[str] = frozenset()  # `prog … word *` is fine
+    read_verbs: bool = False  # list, show, describe-…: fine at this level (cloud CLIs, management commands)
+    scripts: frozenset[str] = frozenset()  # the next word names a project script: `npm run NAME *`
+    groups: Mapping[str, Level] = field(default_factory=dict)  # words that lead to a next level
+    any_group: Level | None = None  # any other plain word leads to this level (aws SERVICE …)
+    targets: bool = False  # any plain word is a project-defined target (make build): fine unless risky
+    nouns: frozenset[str] = frozenset()  # words that only look risky where they name things (gh run list)
+    risky: frozenset[str] = frozenset()  # words risky for this program only (gh api)
+
+
+Always = Literal["word", "exact", "reader", "never"] | Level
+# a table for several programs may give each its own (npm, pnpm and yarn differ); None: the default
+AlwaysField = Always | Mapping[str, Always | None] | None
+
+
+@dataclass(frozen=True, slots=True)
+class OptionDangers:
+    """Options that write a file or run a program, read as written (after long prefixes are spelled out)."""
+
+    long: frozenset[str] = frozenset()  # ``--name`` and ``--name=value``
+    long_why: str = ""
+    short: str = ""  # dangerous letters, in a cluster too (``-zo``)
+    short_values: str = ""  # letters taking a value: the rest of the cluster, or the next word, is it
+    short_why: str = ""
+    first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
+    first_only: bool = False  # short options are read in the first argument only (time -o FILE cmd)
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
     """What MAIA knows of one program (see the module's documentation)."""
 
@@ -102,6 +148,9 @@ class Table:
     writes: Writes | None = None
     read_only: bool = False
     triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
+    always: AlwaysField = None
+    option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
+    always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
 
@@ -584,6 +633,13 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
 TABLES: tuple[Table, ...] = (
     Table(
         ("sort",),
+        option_dangers=OptionDangers(
+            frozenset({"--output", "--compress-program"}),
+            "sort writes a file or runs a program",
+            "o",
+            "kotTS",
+            "sort -o writes a file",
+        ),
         long=frozenset(
             [
                 "--ignore-leading-blanks",
@@ -717,6 +773,24 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("tar", "gtar", "bsdtar"),
+        option_dangers=OptionDangers(
+            frozenset(
+                {
+                    "--to-command",
+                    "--checkpoint-action",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "--rsh-command",
+                    "--rmt-command",
+                }
+            ),
+            "tar runs a program with this option",
+            "IF",
+            "fbCgKLNTVXH",
+            "tar runs a program with this option",
+            first_cluster=True,
+        ),
         dangerous=frozenset(
             {
                 "--to-command",
@@ -737,6 +811,13 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("rg",),
+        option_dangers=OptionDangers(
+            frozenset({"--pre", "--hostname-bin", "--search-zip"}),
+            "rg runs a program with this option",
+            "z",
+            "eEfgmAaBCjMrtTd",
+            "rg -z runs decompression programs",
+        ),
         dangerous=frozenset({"--pre", "--hostname-bin", "--search-zip"}),
         long=frozenset({"--pre-glob"}),
         match=("rg --pre cat x", "rg --search-zip x"),
@@ -757,6 +838,13 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("rsync",),
+        option_dangers=OptionDangers(
+            frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
+            "rsync runs a program",
+            "e",
+            "efBTM",
+            "rsync -e runs a program",
+        ),
         dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
         writes=_rsync,
         match=("rsync -a src/ dst/", "rsync --rsync-p='x' a b:c"),
@@ -999,13 +1087,228 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("time",),
+        option_dangers=OptionDangers(
+            frozenset({"--output"}), "time -o writes a file", "o", "fo", "time -o writes a file", first_only=True
+        ),
         writes=_option_values(
             OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
         ),
         match=("time -o .env ls",),
         not_match=("time ls",),
     ),
+    Table(
+        ("docker", "podman"),
+        option_dangers=OptionDangers(frozenset({"--config"}), "docker --config runs credential helpers"),
+        match=("docker --config /tmp/x ps",),
+        not_match=("docker ps -a",),
+    ),
+    Table(
+        ("kubectl", "helm"),
+        option_dangers=OptionDangers(
+            frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+        ),
+        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x"),
+        not_match=("kubectl get pods",),
+    ),
+    Table(
+        ("strace",),
+        option_dangers=OptionDangers(
+            frozenset({"--output", "--env"}),
+            "strace writes a file or sets the environment",
+            "oE",
+            "abeEIoOpPsSuUX",
+            "strace writes a file or sets the environment",
+        ),
+        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls"),
+        not_match=("strace -p 12",),
+    ),
 )
+
+
+# --- what "always" suggests ------------------------------------------------------------------------------
+# Kept beside the tables above and joined to them below: a program with a table gets its ``always`` and
+# its examples there; the others get one table per kind. "Always" must never allow, without asking,
+# something materially more dangerous than what the user saw: programs that run what they are given,
+# destroy, read any file or unpack archives get the exact command or nothing.
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _level(safe: str = "", *, scripts: str = "", groups: Mapping[str, Level] | None = None) -> Level:
+    return Level(_names(safe), False, _names(scripts), dict(groups or {}))
+
+
+_READ = Level(read_verbs=True)
+# gcloud and az nest nouns deeply: gcloud beta compute instances list
+_CLOUD = Level(read_verbs=True, any_group=Level(read_verbs=True, any_group=Level(read_verbs=True, any_group=_READ)))
+_DOCKER = _level(
+    "ps images logs inspect version info stats top history diff port search events",
+    groups=dict.fromkeys(
+        _names(
+            "compose image container volume network system context buildx builder plugin node service stack manifest "
+            "machine trust"
+        ),
+        _READ,
+    ),
+)
+_KUBECTL = _level(
+    "get describe logs top explain api-resources api-versions version cluster-info events",
+    groups={"rollout": _READ, "auth": _READ},
+)
+_TERRAFORM = _level(
+    "plan validate fmt show version providers graph output", groups={"state": _READ, "workspace": _READ}
+)
+_PIP = _level("list show check help")  # not freeze: `pip freeze -r FILE` prints the file's lines
+LEVELS: dict[str, Level] = {
+    # not blame (--contents FILE), cat-file (--batch), name-rev, show-ref, check-ignore… (they print what
+    # they read on their input, and the engine does not judge `< file`): exact
+    "git": _level(
+        "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
+        "whatchanged range-diff cherry add commit fetch",
+        groups={
+            "stash": _level("list show"),
+            "remote": _level("show get-url"),
+            "worktree": _level("list"),
+            "notes": _level("list show"),
+            "reflog": _level("show"),
+            "lfs": _level("ls-files status"),
+        },
+    ),
+    "npm": _level(
+        "test t tst start ls list ll la outdated view v info show why explain help root prefix bin search fund",
+        scripts="run run-script",
+    ),
+    "pnpm": _level("test t start ls list ll la outdated view info why help root bin", scripts="run run-script"),
+    "yarn": _level("test list info why outdated help"),  # `yarn run X` also runs any installed binary
+    "bun": _level("test outdated"),  # `bun run X` runs files and binaries too
+    "deno": _level("test check lint fmt doc info bench", scripts="task"),
+    "cargo": _level("build b test t check c clippy fmt doc d bench tree metadata version help search"),
+    "go": _level("build test vet fmt list version doc help", groups={"mod": _level("graph why verify download tidy")}),
+    "pip": _PIP,
+    "pip3": _PIP,
+    "uv": _level(
+        "sync lock tree build venv help",
+        groups={"pip": _level("list show check tree"), "python": _READ, "tool": _READ, "cache": _READ},
+    ),
+    "poetry": _level("show check lock build about help", groups={"env": _READ}),
+    "pdm": _level("list show info lock build outdated"),
+    "hatch": _level("test build fmt status", groups={"env": _READ}),
+    "dotnet": _level("build test restore format list help"),
+    "swift": _level("build test"),
+    "rustup": _level("show which", groups={"toolchain": _READ, "target": _READ, "component": _READ}),
+    "brew": _level("list ls info search outdated deps leaves doctor"),
+    "apt": _level("list search show policy"),
+    "apt-cache": _level("search show policy depends rdepends"),
+    "composer": _level("show outdated validate diagnose licenses"),
+    "bundle": _level("list outdated check info"),
+    "docker": _DOCKER,
+    "podman": _DOCKER,
+    "docker-compose": _READ,
+    "kubectl": _KUBECTL,
+    "oc": _KUBECTL,
+    "helm": _level(
+        "list ls status get show template lint version search history env",
+        groups={"repo": _READ, "plugin": _READ, "dependency": _READ},
+    ),
+    "terraform": _TERRAFORM,
+    "tofu": _TERRAFORM,
+    "gh": Level(
+        read_verbs=True,
+        any_group=_READ,
+        nouns=frozenset({"run", "release"}),
+        risky=frozenset({"api", "extension", "ext", "alias", "codespace", "cs"}),
+    ),
+    "aws": Level(any_group=_READ, nouns=frozenset({"deploy"})),
+    "gcloud": _CLOUD,
+    "az": _CLOUD,
+}
+# their arguments are never a subcommand, and every use does the same kind of thing
+_WORD = _names(
+    "ls dir echo printf pwd cd pushd popd cal which whereis type whoami id groups uname uptime df stat "
+    "basename dirname realpath readlink true false sleep seq mkdir nproc locale "
+    "pytest py.test mypy pyright flake8 pylint jest vitest mocha"
+)
+# they print any file they are given: a prefix rule would let the model read secrets anywhere (~/.ssh…)
+_READERS = _names(
+    "cat tac nl head tail less more most sort uniq cut paste rev fold fmt column expand unexpand pr shuf "
+    "grep egrep fgrep rg ag ack sed gsed awk gawk mawk nawk jq yq base64 base32 xxd od hexdump strings iconv "
+    "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum shasum b2sum cksum sum diff cmp comm join zcat "
+    "gzcat bzcat xzcat zstdcat zless zmore zgrep bat batcat view look wc"
+)
+# they copy their input to their output whatever their arguments (`tr a a < ~/.ssh/id_rsa`)
+_NEVER = _names("tr tee")
+# a prefix rule would make them too broad: "always" allows only the exact command
+_EXACT = _names(
+    "rm rmdir mv cp dd chmod chown chgrp ln link unlink truncate shred kill pkill killall fuser curl wget "
+    "ssh scp sftp ftp rsync nc ncat netcat socat telnet http https xh sudo doas su env xargs eval exec "
+    "source find install mkfs mount umount systemctl service launchctl reboot shutdown crontab patch "
+    "open xdg-open npx bunx pnpx uvx pipx gcc cc clang g++ c++ java javac psql mysql mongo mongosh "
+    "redis-cli sqlite3 vim vi nvim emacs nano ed gdb hostname "
+    # they print the lines of a file they are pointed at in their messages (date -f, du --files0-from…)
+    "date du tree file "
+    # archivers
+    "tar gtar bsdtar unzip zip 7z 7za 7zr unrar rar gzip gunzip bzip2 bunzip2 xz unxz zstd unzstd cpio ar jar"
+)
+_KINDS: tuple[tuple[Always, frozenset[str]], ...] = (
+    ("never", _NEVER),
+    ("reader", _READERS),
+    ("word", _WORD),
+    ("exact", _EXACT),
+)
+# examples: a command and the rule "always" offers for it (None: none), checked with the tables
+_ALWAYS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "never": (("tr a b", None),),
+    "tee": (("tee out.txt", None),),
+    "reader": (("cat /nonexistent-maia-file", None), ("head -5 /nonexistent-maia-file", None)),
+    "word": (("ls -la src", "ls *"), ("pytest -x tests", "pytest *")),
+    "exact": (("kill 123", "kill 123"), ("ssh host uptime", "ssh host uptime")),
+    "rm": (("rm -rf build", "rm -rf build"), ("mkfifo pipe", "mkfifo pipe *")),
+    "curl": (("curl https://example.org", "curl https://example.org"),),
+    "git": (
+        ("git log -3", "git log *"),
+        ("git stash list", "git stash list *"),
+        ("git push origin", "git push origin"),
+    ),
+    "npm": (("npm run build", "npm run build *"), ("npm install x", "npm install x"), ("yarn run x", "yarn run x")),
+    "gh": (("gh pr list", "gh pr list *"), ("gh run list", "gh run list *"), ("gh api x", "gh api x")),
+    "aws": (("aws s3 ls", "aws s3 ls *"), ("aws deploy list-apps", "aws deploy list-apps *")),
+    "docker": (("docker ps -a", "docker ps *"), ("docker run img", "docker run img")),
+    "make": (("make build", "make build *"), ("make clean", "make clean")),
+}
+
+
+def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
+    """The tables with their ``always`` and its examples; a table per kind for the programs left."""
+    import dataclasses
+
+    kind_of: dict[str, Always] = {name: kind for kind, names in _KINDS for name in names}
+    kind_of.update(LEVELS)
+    out: list[Table] = []
+    covered: set[str] = set()
+    for table in tables:
+        kinds = {id(kind_of.get(n)): kind_of.get(n) for n in table.names if n in kind_of}
+        covered.update(table.names)
+        if not kinds:  # project targets (make build), the default
+            out.append(dataclasses.replace(table, always_examples=_ALWAYS_EXAMPLES.get(table.names[0], ())))
+            continue
+        kind: AlwaysField = next(iter(kinds.values()))
+        if len(kinds) > 1 or any(n not in kind_of for n in table.names):
+            kind = {n: kind_of.get(n) for n in table.names}  # each its own
+        examples = _ALWAYS_EXAMPLES.get(table.names[0], ())
+        out.append(dataclasses.replace(table, always=kind, always_examples=examples))
+    for kind, names in _KINDS:
+        left = tuple(sorted(names - covered))
+        out.append(Table(left, always=kind, always_examples=_ALWAYS_EXAMPLES.get(str(kind), ())))
+        covered.update(left)
+    for name, level in LEVELS.items():
+        if name not in covered:
+            out.append(Table((name,), always=level, always_examples=_ALWAYS_EXAMPLES.get(name, ())))
+    return tuple(out)
+
+
+TABLES = _with_always(TABLES)
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
 
@@ -1021,5 +1324,3 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
         return []
     args = read_long(words[1:], table).args if (table.long or table.dangerous) else list(words[1:])
     return table.writes(args, launch)
-
-

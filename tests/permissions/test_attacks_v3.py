@@ -355,6 +355,10 @@ def test_the_program_tables_hold_their_examples() -> None:
     try:
         tables.TABLES = (broken,)
         assert programs.check_examples() == ["sort: 'sort -n x' should be found"]
+        # so is a wrong example of what "always" offers (git log is a prefix rule, not the exact command)
+        git = tables.Table(("git",), always=tables.BY_NAME["git"].always, always_examples=(("git log -3", None),))
+        tables.TABLES = (git,)
+        assert programs.check_examples() == ["git: always offers 'git log *' for 'git log -3', not None"]
     finally:
         tables.TABLES = saved
 
