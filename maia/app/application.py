@@ -597,10 +597,14 @@ class Application:
         in ``maia ask``: no)."""
         if self.mode != "auto":
             return False
+        # the refusal is read from the command's own output, which the command controls, and a script it
+        # runs may have changed while sandboxed: the question says so (from the security review)
         return await self.ui.confirm(
-            _("The sandbox refused part of `{command}`: {refused} Run it again outside the sandbox?").format(
-                command=command, refused=refused
-            )
+            _(
+                "The sandbox refused part of `{command}`: {refused} (MAIA read this in the command's own output.) "
+                "Outside the sandbox it runs with your rights, and so does any script it changed meanwhile. "
+                "Run it again outside the sandbox?"
+            ).format(command=command, refused=refused)
         )
 
     def remember(self, rules: Sequence[str], persist: bool) -> None:
