@@ -62,7 +62,7 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
     if not folder.is_dir():
         raise UsageError(_("{path}: no such folder.").format(path=folder))
     before = store.check(folder, env.home)
-    state = store.trust_folder(folder, env.home)
+    state = store.trust_folder(folder, env.home, shown=before.grants)
     if as_json:
         click.echo(
             json.dumps(

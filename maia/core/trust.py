@@ -37,6 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from maia.core.errors import MaiaError
 from maia.i18n import _
 
 TRUST_FILE = "trust.json"
@@ -371,14 +372,25 @@ def folder_trusted(launch: Path, home: Path) -> bool:
     return check(launch, home).trusted
 
 
-def trust_folder(launch: Path, home: Path) -> TrustState:
-    """Trust the folder with what it grants now (recorded with its digest)."""
+class TrustChanged(MaiaError):
+    """What the folder grants changed between the question and the answer: nothing was trusted."""
+
+
+def trust_folder(launch: Path, home: Path, shown: Sequence[Grant] | None = None) -> TrustState:
+    """Trust the folder with what it grants now (recorded with its digest). ``shown``: the grants the
+    user saw when answering; when the files changed since, nothing is trusted (TrustChanged)."""
     folder = _real(launch)
     with _lock(home):
         folders = _read(home)
         record = dict(folders.get(str(folder), {}))
         written = frozenset(str(r) for r in record.get("written", []) if isinstance(r, str))
         grants = project_grants(launch, home, written)
+        if shown is not None and digest(grants) != digest(shown):
+            raise TrustChanged(
+                _("The files of {folder} changed while you answered: nothing was trusted. Look again.").format(
+                    folder=folder
+                )
+            )
         record.update(
             {
                 "digest": digest(grants),

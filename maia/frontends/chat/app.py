@@ -212,7 +212,7 @@ class ChatApp:
             return False
         if trusted:
             try:
-                trust_folder(self.options.launch, self.options.home)
+                trust_folder(self.options.launch, self.options.home, shown=state.grants)
             except (OSError, MaiaError) as error:
                 self.ui.warn(
                     _("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error)
