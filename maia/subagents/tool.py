@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from maia.core.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import AgentUI, Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolTraits
 from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.permissions.subject import Subject, default_subject
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent
 from maia.subagents.launcher import (
     MAX_DURATION,
+    AskApproval,
     Confirm,
+    OnTool,
     SubAgentResult,
     Unanswered,
     done_message,
@@ -48,6 +50,19 @@ def _logger(name: str, ui: AgentUI | None, notify: Notify | None) -> Callable[[s
             notify(text)
 
     return log
+
+
+def _tool_relay(name: str, ui: AgentUI | None) -> OnTool | None:
+    """The child's tool calls, shown by an interface that has ``on_subagent_tool(agent, phase, tool, summary,
+    is_error)`` (the chat nests them under the Agent call; ``maia ask`` makes events of them)."""
+    show = getattr(ui, "on_subagent_tool", None)
+    if not callable(show):
+        return None
+
+    def relay(phase: str, tool: str, summary: str, is_error: bool) -> None:
+        show(name, phase, tool, summary, is_error)
+
+    return relay
 
 
 @runtime_checkable
@@ -129,6 +144,15 @@ async def run_agent(
         answer = await ui.ask(question, Approval(AGENT_TOOL, question, reason=doubt))
         return answer in ("yes", "always", "always-session")
 
+    async def ask_box(question: str, approval: Approval) -> AskAnswer:
+        assert ui is not None
+        if getattr(ui, "interactive", True) is False:
+            return "yes" if await ask_user(question, approval.reason) else "no"
+        # the parent's own box: the command or diff, the doubt, "always" when the child's engine offers rules
+        answer = await ui.ask(question, approval)
+        return answer if answer in ("yes", "always", "always-session") else "no"  # stop: no for the child
+
+    ask: AskApproval | None = ask_box if observer is None and ui is not None else None
     confirm: Confirm | None = (
         functools.partial(observer.subagent_confirm, definition.name)
         if observer is not None
@@ -146,6 +170,8 @@ async def run_agent(
             command=command,
             timeout=observer.subagent_time_limit if observer is not None else MAX_DURATION,
             on_wait=functools.partial(observer.subagent_waiting, definition.name) if observer is not None else None,
+            on_tool=_tool_relay(definition.name, ui),
+            ask=ask,
         )
     except BaseException:
         if observer is not None:  # cancelled (Ctrl+C, a workflow stopped): the run ended all the same
