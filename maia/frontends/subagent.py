@@ -99,7 +99,7 @@ class ChildUI:
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[bool]] = {}
         self.refusals: dict[int, str] = {}  # questions no person answered, and why
-        self.always: dict[int, str] = {}  # questions answered "always" (or "always-session") in the parent's box
+        self.always: dict[int, str] = {}  # questions answered "always", "always-session" or "stop" in the parent's box
         self.refusal: str | None = None  # why the last question was answered no, when no person did
 
     def send(self, message: dict[str, Any]) -> bool:
@@ -130,7 +130,9 @@ class ChildUI:
         chose "always" or "always-session" in the relayed box)."""
         if isinstance(request_id, int) and reason:
             self.refusals[request_id] = reason
-        if isinstance(request_id, int) and ok and always in protocol.ALWAYS_ANSWERS:
+        if isinstance(request_id, int) and (
+            (ok and always in protocol.ALWAYS_ANSWERS) or (not ok and always == "stop")
+        ):
             self.always[request_id] = always
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
         if future is not None and not future.done():
@@ -145,7 +147,7 @@ class ChildUI:
 
     async def confirm(self, message: str, doubt: str | None = None) -> bool:
         """Ask the parent's user; no when the run is being stopped."""
-        return await self._relay(message, doubt, None) != "no"
+        return await self._relay(message, doubt, None) not in ("no", "stop")
 
     async def _relay(self, message: str, doubt: str | None, approval: Approval | None) -> AskAnswer:
         if self.closed:
@@ -164,14 +166,16 @@ class ChildUI:
                 return "always"
             if ok and always == "always-session":
                 return "always-session"
+            if not ok and always == "stop":
+                return "stop"
             return "yes" if ok else "no"
         finally:
             self._pending.pop(request_id, None)
 
     async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
         """A tool call question, relayed with its box (command or diff, doubt, the rules "always" would add):
-        yes, no, or always (a sub-agent's user cannot answer stop); an ask out of doubt says so (the
-        approval's reason), so that no one allows it blindly. The runner remembers an "always" as the
+        yes, no, always, or stop (this sub-agent's iteration ends, as the parent's would); an ask out of doubt
+        says so (the approval's reason), so that no one allows it blindly. The runner remembers an "always" as the
         parent's would be: the project's ``./.maia/settings.local.json``, or this sub-agent's run."""
         doubt = approval.reason if approval is not None else None
         answer = await self._relay(message, doubt, approval)

@@ -8,8 +8,9 @@ unknown kind), ``done {ok, summary, error, messages, toolCalls, model}``.
 
 A ``confirm`` may carry ``approval`` (what the child's own question box would show: the exact command or diff,
 the engine's doubt, the rules "always" would add); the parent then shows the same box as for its own calls and
-its ``confirm-result`` may say ``answer: "always" | "always-session"``, which the child's runner remembers as it
-would the parent's answer. An older peer ignores both fields: the question stays a plain yes or no.
+its ``confirm-result`` may say ``answer: "always" | "always-session"`` (with a yes), which the child's runner
+remembers as it would the parent's answer, or ``answer: "stop"`` (with a no): the child stops its iteration as the
+parent's loop would. An older peer ignores both fields: the question stays a plain yes or no.
 """
 
 from __future__ import annotations
@@ -111,11 +112,11 @@ def start(spec: ChildSpec) -> dict[str, Any]:
 def confirm_result(request_id: int, ok: bool, reason: str | None = None, answer: str | None = None) -> dict[str, Any]:
     """parent → child: the user's answer to a confirmation; ``reason``: why it is no when no person
     answered (a non-interactive run), so the child never says the user refused; ``answer``: ``always`` or
-    ``always-session`` when the user chose so in a relayed approval box."""
+    ``always-session`` (a yes) or ``stop`` (a no) when the user chose so in a relayed approval box."""
     message: dict[str, Any] = {"type": "confirm-result", "id": request_id, "ok": ok}
     if reason:
         message["reason"] = reason
-    if ok and answer in ALWAYS_ANSWERS:
+    if (ok and answer in ALWAYS_ANSWERS) or (not ok and answer == "stop"):
         message["answer"] = answer
     return message
 

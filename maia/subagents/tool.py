@@ -150,7 +150,7 @@ async def run_agent(
             return "yes" if await ask_user(question, approval.reason) else "no"
         # the parent's own box: the command or diff, the doubt, "always" when the child's engine offers rules
         answer = await ui.ask(question, approval)
-        return answer if answer in ("yes", "always", "always-session") else "no"  # stop: no for the child
+        return answer if answer in ("yes", "always", "always-session", "stop") else "no"  # stop: the child's loop
 
     ask: AskApproval | None = ask_box if observer is None and ui is not None else None
     confirm: Confirm | None = (

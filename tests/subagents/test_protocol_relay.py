@@ -27,6 +27,9 @@ def test_an_approval_travels_whole_and_a_doubt_never_carries_rules() -> None:
     assert protocol.confirm_result(3, True, answer="always")["answer"] == "always"
     assert "answer" not in protocol.confirm_result(3, False, answer="always")
     assert "answer" not in protocol.confirm_result(3, True, answer="everything")
+    # stop travels only with a no: the child's loop stops its iteration as the parent's would
+    assert protocol.confirm_result(3, False, answer="stop")["answer"] == "stop"
+    assert "answer" not in protocol.confirm_result(3, True, answer="stop")
 
 
 def test_a_tool_event_is_one_bounded_line() -> None:
