@@ -102,8 +102,13 @@ async def run_agent(
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
+    remember: Callable[[tuple[str, ...], bool], None] | None = None,
 ) -> SubAgentResult:
-    """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning)."""
+    """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning).
+
+    ``remember`` keeps an "always" answered in a relayed box as the parent's own answer is kept (the project's
+    ``./.maia/settings.local.json`` or the parent's session); the child then holds the rule for the rest of its run.
+    """
     notify = notify or _ui_info(ui)
     observer = ui if isinstance(ui, SubAgentObserver) else None
     resolution = await resolver.resolve(definition.name, definition.model, parent_model)
@@ -150,6 +155,9 @@ async def run_agent(
             return "yes" if await ask_user(question, approval.reason) else "no"
         # the parent's own box: the command or diff, the doubt, "always" when the child's engine offers rules
         answer = await ui.ask(question, approval)
+        if answer in ("always", "always-session") and approval.rules and remember is not None:
+            remember(approval.rules, answer == "always")  # the parent's rules (its engine reads them at once)
+            return "always-session"  # the child holds the rule for the rest of its run, writes nothing
         return answer if answer in ("yes", "always", "always-session", "stop") else "no"  # stop: the child's loop
 
     ask: AskApproval | None = ask_box if observer is None and ui is not None else None
@@ -281,6 +289,7 @@ class AgentTool:
             extra_allow=self.extra_allow,
             command=self.command,
             extra_deny=self.extra_deny,
+            remember=ctx.remember,
         )
         if not result.ok:
             raise ToolError(failure_for_model(result))
@@ -376,6 +385,7 @@ async def run_direct(
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
+    remember: Callable[[tuple[str, ...], bool], None] | None = None,
 ) -> SubAgentResult:
     """``&name task``: the launcher directly (no Agent tool, no question about it); the task defaults to the missions.
 
@@ -395,6 +405,7 @@ async def run_direct(
         extra_allow=extra_allow,
         command=command,
         extra_deny=extra_deny,
+        remember=remember,
     )
 
 

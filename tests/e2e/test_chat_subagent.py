@@ -60,13 +60,18 @@ def test_the_sub_agents_tool_calls_show_nested_under_the_agent_call_while_it_wor
     assert screen.count("⎿ rev · Read(main.py)") == 1
 
 
-def test_a_sub_agents_question_shows_the_command_and_always_saves_the_rule(
+def test_a_sub_agents_question_shows_the_command_and_always_is_kept_as_the_parents_answer(
     server: HTTPServer, start: Callable[..., Terminal], project: Path, write_settings: Callable[..., Path]
 ) -> None:
     write_settings(server.url_for(""), permissions={"allow": ["Agent(rev)"]})
     _agent(project)
     script = ScriptedLiteLLM(server)
-    script.add("main", tool_stream("Agent", {"agent": "rev", "task": "echo things"}), text_stream("Parent done."))
+    script.add(
+        "main",
+        tool_stream("Agent", {"agent": "rev", "task": "echo things"}),
+        tool_stream("Bash", {"command": "echo parent three"}, "p2"),
+        text_stream("Parent done."),
+    )
     script.add(
         "rev",
         tool_stream("Bash", {"command": "echo relayed one"}, "c1"),
@@ -82,7 +87,10 @@ def test_a_sub_agents_question_shows_the_command_and_always_saves_the_rule(
     term.wait_for("Always allow Bash(echo *)")
     term.send("p")
     screen = term.wait_for("Parent done.")
-    assert "Allow Bash: echo relayed two" not in term.everything()  # the rule holds for the child at once
+    everything = term.everything()
+    assert "Allow Bash: echo relayed two" not in everything  # the rule holds for the child at once
+    assert "Allow Bash: echo parent three" not in everything  # and for the parent, as its own answer would
+    assert "Rule added to" in everything and "settings.local.json: Bash(echo *)" in everything
     local = json.loads((project / ".maia" / "settings.local.json").read_text())
     assert local["permissions"]["allow"] == ["Bash(echo *)"]
     assert "⎿ rev · Bash(echo relayed two)" in term.everything()
