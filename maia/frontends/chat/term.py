@@ -142,6 +142,7 @@ class TerminalUI:
         self._live_chars = 0
         self._tools_status = ""
         self._nested: dict[str, int] = {}  # lines shown so far per sub-agent in this turn (bounded)
+        self._after_nested = False  # the log ends with a nested line: the next block is set apart by a blank
         self._log: collections.deque[_Entry] = collections.deque()
         self._renderer: concurrent.futures.ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -402,6 +403,9 @@ class TerminalUI:
     def print_lines(self, lines: list[str]) -> None:
         """Lines MAIA rendered itself into the log (the scrollback), above the bottom area; an empty line after."""
         self._end_stream()
+        if self._after_nested:
+            self._after_nested = False
+            lines = ["", *lines]
         self._log.append(_Entry(lines=[*lines, ""]))
         self._drain_log()
 
@@ -983,6 +987,7 @@ class TerminalUI:
             line = render.nested_tool_line(agent, name, summary, self._width - 1, error=phase != "call")
         self._end_stream()
         self._log.append(_Entry(lines=[render.fit(line, self._width - 1)]))
+        self._after_nested = True
         self._drain_log()
 
     def _file_link(self, name: str, summary: str) -> str | None:
