@@ -506,6 +506,7 @@ class Application:
             notify=self._notify,
             extra_allow=self.options.allow,
             extra_deny=self.options.deny,
+            remember=self.remember,
         )
         if result.ok:
             self.attach(direct_context(result))
@@ -692,6 +693,7 @@ class Application:
             changes=self.changes,
             rerun_unsandboxed=self.offer_unsandboxed,
             hooks=self.hooks,
+            remember=self.remember,
         )
 
     # --- models ---------------------------------------------------------------------------------

@@ -143,6 +143,8 @@ class ToolContext:
     # (command, what the sandbox refused) → whether to run it again outside the sandbox (the auto mode)
     rerun_unsandboxed: Callable[[str, str], Awaitable[bool]] | None = None
     hooks: ToolHooks | None = None  # PreToolUse / PostToolUse hooks around each call; None: none
+    # an "always" answer given for a sub-agent's call: (rules, in the project's local settings or this session)
+    remember: Callable[[tuple[str, ...], bool], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,16 @@ class HeadlessUI:
         first = output.strip().splitlines()[0] if output.strip() else ""
         self.progress(("  ✗ " if is_error else "  ✓ ") + first[:200])
 
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        """A sub-agent's tool call (``subagent_tool_call``) or its end (``subagent_tool_result``, first line)."""
+        if phase == "call":
+            self.emit({"type": "subagent_tool_call", "agent": agent, "name": name, "summary": summary})
+            self.progress(f"  [{agent}] → {name} {summary}".rstrip())
+        else:
+            event = {"type": "subagent_tool_result", "agent": agent, "name": name, "summary": summary}
+            self.emit({**event, "is_error": is_error})
+            self.progress(f"  [{agent}]   " + ("✗ " if is_error else "✓ ") + summary[:200])
+
     def on_warning(self, message: str) -> None:
         """A warning: stderr, or a warning event."""
         self.warnings.append(message)

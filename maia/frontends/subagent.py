@@ -99,6 +99,7 @@ class ChildUI:
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[bool]] = {}
         self.refusals: dict[int, str] = {}  # questions no person answered, and why
+        self.always: dict[int, str] = {}  # questions answered "always", "always-session" or "stop" in the parent's box
         self.refusal: str | None = None  # why the last question was answered no, when no person did
 
     def send(self, message: dict[str, Any]) -> bool:
@@ -116,14 +117,23 @@ class ChildUI:
         """A line for the parent's interface."""
         self.send(protocol.log(level, message))
 
+    def info(self, text: str) -> None:
+        """An INFO line for the parent's interface (a rule an "always" answer added…)."""
+        self.log("info", text)
+
     def waiting(self, reason: str | None, until: str | None) -> None:
         """Tell the parent the sub-agent waits for the server until ``until`` (None: no longer)."""
         self.send(protocol.waiting(reason, until))
 
-    def answer(self, request_id: Any, ok: bool, reason: str | None = None) -> None:
-        """The parent's answer to a question (``reason``: why no person answered)."""
+    def answer(self, request_id: Any, ok: bool, reason: str | None = None, always: str | None = None) -> None:
+        """The parent's answer to a question (``reason``: why no person answered; ``always``: the user
+        chose "always" or "always-session" in the relayed box)."""
         if isinstance(request_id, int) and reason:
             self.refusals[request_id] = reason
+        if isinstance(request_id, int) and (
+            (ok and always in protocol.ALWAYS_ANSWERS) or (not ok and always == "stop")
+        ):
+            self.always[request_id] = always
         future = self._pending.get(request_id) if isinstance(request_id, int) else None
         if future is not None and not future.done():
             future.set_result(ok)
@@ -137,26 +147,41 @@ class ChildUI:
 
     async def confirm(self, message: str, doubt: str | None = None) -> bool:
         """Ask the parent's user; no when the run is being stopped."""
+        return await self._relay(message, doubt, None) not in ("no", "stop")
+
+    async def _relay(self, message: str, doubt: str | None, approval: Approval | None) -> AskAnswer:
         if self.closed:
-            return False
+            return "no"
         self._next_id += 1
         request_id = self._next_id
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            if not self.send(protocol.confirm(request_id, message, doubt)):
-                return False
+            if not self.send(protocol.confirm(request_id, message, doubt, approval)):
+                return "no"
             ok = await future
             self.refusal = None if ok else self.refusals.pop(request_id, None)
-            return ok
+            always = self.always.pop(request_id, None)
+            if ok and always == "always":
+                return "always"
+            if ok and always == "always-session":
+                return "always-session"
+            if not ok and always == "stop":
+                return "stop"
+            return "yes" if ok else "no"
         finally:
             self._pending.pop(request_id, None)
 
     async def ask(self, message: str, approval: Approval | None = None) -> AskAnswer:
-        """A tool call question: yes or no (a sub-agent's user cannot answer stop); an ask out of doubt
-        says so (the approval's reason), so that no one allows it blindly."""
+        """A tool call question, relayed with its box (command or diff, doubt, the rules "always" would add):
+        yes, no, always, or stop (this sub-agent's iteration ends, as the parent's would); an ask out of doubt
+        says so (the approval's reason), so that no one allows it blindly. The runner remembers an "always" as the
+        parent's would be: the project's ``./.maia/settings.local.json``, or this sub-agent's run."""
         doubt = approval.reason if approval is not None else None
-        return "yes" if await self.confirm(message, doubt) else "no"
+        answer = await self._relay(message, doubt, approval)
+        if answer in protocol.ALWAYS_ANSWERS and (approval is None or not approval.rules):
+            return "yes"  # nothing to remember: the parent's answer is a plain yes
+        return answer
 
     def on_warning(self, message: str) -> None:
         """Warnings reach the parent's interface."""
@@ -175,10 +200,12 @@ class ChildUI:
         """Nothing to show."""
 
     def on_tool_call(self, name: str, summary: str) -> None:
-        """Nothing to show."""
+        """The parent shows each call nested under its Agent call."""
+        self.send(protocol.tool_event("call", name, summary))
 
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
-        """Nothing to show."""
+        """The parent hears how each call ended (its first line)."""
+        self.send(protocol.tool_event("result", name, output, is_error))
 
     def on_context_usage(self, tokens: int) -> None:
         """Nothing to show."""
@@ -332,8 +359,13 @@ async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> Non
             return
         kind = message.get("type")
         if kind == "confirm-result":
-            reason = message.get("reason")
-            ui.answer(message.get("id"), message.get("ok") is True, reason if isinstance(reason, str) else None)
+            reason, always = message.get("reason"), message.get("answer")
+            ui.answer(
+                message.get("id"),
+                message.get("ok") is True,
+                reason if isinstance(reason, str) else None,
+                always if isinstance(always, str) else None,
+            )
         elif kind == "abort":
             ui.refuse_all()
             work.cancel()

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from maia.core.contracts import Message
+from maia.core.contracts import Approval, AskAnswer, Message
 from maia.core.errors import MaiaError
 from maia.i18n import _, ngettext
 from maia.process import guardian
@@ -39,7 +39,10 @@ class Unanswered(Exception):
     """Raised by a Confirm when no person can answer (a non-interactive run): the message says why."""
 
 
+# (question, approval) → the user's answer in the same box as the parent's own calls (yes, no, always…)
+AskApproval = Callable[[str, Approval], Awaitable[AskAnswer]]
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
+OnTool = Callable[[str, str, str, bool], None]  # (phase "call" | "result", tool, summary, is_error)
 OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
 
 
@@ -168,9 +171,13 @@ class _Run:
         on_log: OnLog | None,
         kill_grace: float,
         on_wait: OnWait | None = None,
+        on_tool: OnTool | None = None,
+        ask: AskApproval | None = None,
     ) -> None:
         self.spec = spec
         self.on_wait = on_wait
+        self.on_tool = on_tool
+        self.ask = ask
         self.waiting: tuple[str, str | None] | None = None  # (reason, until) while the child waits for the server
         self.kill_grace = kill_grace
         self.process = process
@@ -205,9 +212,12 @@ class _Run:
                 if text:
                     self.stderr.append(text[:STDERR_LINE_CHARS])
 
-    async def _ask(self, request_id: Any, message: str, doubt: str | None = None) -> None:
+    async def _ask(
+        self, request_id: Any, message: str, doubt: str | None = None, approval: Approval | None = None
+    ) -> None:
         ok = False
         reason: str | None = None
+        answer: str | None = None
         questions = _questions_here()
         questions.waiting += 1
         try:
@@ -218,14 +228,27 @@ class _Run:
             if not self.stopping and self.confirm is not None and self.done is None:
                 question = _("[sub-agent {name}] {question}").format(name=self.name, question=message)
                 try:
-                    ok = await (self.confirm(question, doubt) if doubt else self.confirm(question))
+                    if approval is not None and self.ask is not None:
+                        # the same box as the parent's own calls: the command or diff, the doubt, "always"
+                        answer = await self.ask(question, approval)
+                        ok = answer in ("yes", *protocol.ALWAYS_ANSWERS)
+                    else:
+                        ok = await (self.confirm(question, doubt) if doubt else self.confirm(question))
                 except Unanswered as error:
                     reason = str(error)
                 except Exception as error:  # an interface that cannot ask: the call is refused
                     self._log("warn", _("The question could not be asked: {error}").format(error=error))
         finally:
             questions.lock.release()
-        await self.send(protocol.confirm_result(request_id, ok, reason))
+        await self.send(protocol.confirm_result(request_id, ok, reason, answer))
+
+    def _tool(self, message: dict[str, Any]) -> None:
+        """A tool event from the child, relayed (untrusted text: the interface makes it inert)."""
+        phase, name, summary = message.get("phase"), message.get("name"), message.get("summary")
+        if self.on_tool is None or phase not in ("call", "result") or not isinstance(name, str):
+            return
+        text = summary if isinstance(summary, str) else ""
+        self.on_tool(str(phase), name[:100], text[: protocol.TOOL_TEXT], message.get("error") is True)
 
     def _log(self, level: str, message: str) -> None:
         if self.on_log is not None:
@@ -255,7 +278,10 @@ class _Run:
                 doubt = message.get("doubt")
                 task = asyncio.create_task(
                     self._ask(
-                        message.get("id"), str(message.get("message", "")), doubt if isinstance(doubt, str) else None
+                        message.get("id"),
+                        str(message.get("message", "")),
+                        doubt if isinstance(doubt, str) else None,
+                        protocol.approval_from_json(message.get("approval")),
                     )
                 )
                 self.questions.add(task)
@@ -267,6 +293,8 @@ class _Run:
                 self.waiting = (str(reason), str(until) if until else None) if reason else None
                 if self.on_wait is not None:
                     self.on_wait(str(reason) if reason else None, str(until) if reason and until else None)
+            elif kind == "tool":
+                self._tool(message)
             elif kind == "done":
                 self.done = message
                 break
@@ -331,12 +359,15 @@ async def launch_subagent(
     command: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
     on_wait: OnWait | None = None,
+    on_tool: OnTool | None = None,
+    ask: AskApproval | None = None,
 ) -> SubAgentResult:
     """Run one sub-agent to its end; failures are results, cancellation (Ctrl+C) stops the child then propagates.
 
     ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs;
     ``timeout`` None: no time limit of its own (a workflow's limit bounds it); ``on_wait`` hears when the
-    child waits for the server (rate limit) and when it carries on.
+    child waits for the server (rate limit) and when it carries on; ``on_tool`` hears each tool call the
+    child makes and how it ended; ``ask`` shows a question that carries its approval box (None: ``confirm``).
     """
     started = time.monotonic()
     name = spec.definition.name
@@ -356,7 +387,7 @@ async def launch_subagent(
             name, False, error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error)
         )
     guardian.watch(process.pid)  # the child's group dies with this process, even by SIGKILL
-    run = _Run(spec, process, confirm, on_log, kill_grace, on_wait)
+    run = _Run(spec, process, confirm, on_log, kill_grace, on_wait, on_tool, ask)
     result = SubAgentResult(name, False)
     try:
         async with asyncio.timeout(timeout):

@@ -1,8 +1,16 @@
 """The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
 
 parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
-child → parent: ``confirm {id, message}``, ``log {level, message}``, ``wait {reason, until}`` (a rate limit:
-``reason`` None when it carries on), ``done {ok, summary, error, messages, toolCalls, model}``.
+child → parent: ``confirm {id, message[, doubt, approval]}``, ``log {level, message}``, ``wait {reason, until}``
+(a rate limit: ``reason`` None when it carries on), ``tool {phase, name, summary[, error]}`` (each tool call the
+child makes, ``phase`` ``call`` or ``result``: a parent that does not know it ignores it, as it ignores every
+unknown kind), ``done {ok, summary, error, messages, toolCalls, model}``.
+
+A ``confirm`` may carry ``approval`` (what the child's own question box would show: the exact command or diff,
+the engine's doubt, the rules "always" would add); the parent then shows the same box as for its own calls and
+its ``confirm-result`` may say ``answer: "always" | "always-session"`` (with a yes), which the child's runner
+remembers as it would the parent's answer, or ``answer: "stop"`` (with a no): the child stops its iteration as the
+parent's loop would. An older peer ignores both fields: the question stays a plain yes or no.
 """
 
 from __future__ import annotations
@@ -13,13 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maia.core.contracts import Message
+from maia.core.contracts import Approval, Message
 from maia.sessions.codec import message_to_dict
 from maia.subagents.definitions import AgentDefinition
 
 SUBAGENT_FLAG = "--subagent"  # ``python -m maia --subagent``: the hidden child mode
 PROTOCOL_VERSION = 1
 MAX_LINE = 256 * 1024 * 1024  # a done message carries the whole conversation when traced
+TOOL_TEXT = 300  # a tool event's summary: one line, cut (the parent shows one line per call)
+APPROVAL_DETAIL = 200_000  # a relayed command or diff beyond this is cut (the box scrolls, but within reason)
+ALWAYS_ANSWERS = ("always", "always-session")
 
 
 class ProtocolError(ValueError):
@@ -98,12 +109,15 @@ def start(spec: ChildSpec) -> dict[str, Any]:
     return {"type": "start", "spec": spec.to_json()}
 
 
-def confirm_result(request_id: int, ok: bool, reason: str | None = None) -> dict[str, Any]:
+def confirm_result(request_id: int, ok: bool, reason: str | None = None, answer: str | None = None) -> dict[str, Any]:
     """parent → child: the user's answer to a confirmation; ``reason``: why it is no when no person
-    answered (a non-interactive run), so the child never says the user refused."""
+    answered (a non-interactive run), so the child never says the user refused; ``answer``: ``always`` or
+    ``always-session`` (a yes) or ``stop`` (a no) when the user chose so in a relayed approval box."""
     message: dict[str, Any] = {"type": "confirm-result", "id": request_id, "ok": ok}
     if reason:
         message["reason"] = reason
+    if (ok and answer in ALWAYS_ANSWERS) or (not ok and answer == "stop"):
+        message["answer"] = answer
     return message
 
 
@@ -112,13 +126,66 @@ def abort() -> dict[str, Any]:
     return {"type": "abort"}
 
 
-def confirm(request_id: int, message: str, doubt: str | None = None) -> dict[str, Any]:
+def confirm(
+    request_id: int, message: str, doubt: str | None = None, approval: Approval | None = None
+) -> dict[str, Any]:
     """child → parent: ask the user this yes/no question; ``doubt``: why the permission engine asked
-    when it asked out of doubt (a workflow in allow mode refuses such a question)."""
+    when it asked out of doubt (a workflow in allow mode refuses such a question); ``approval``: what the
+    question box shows (the command or diff, the rules "always" would add)."""
     message_dict: dict[str, Any] = {"type": "confirm", "id": request_id, "message": message}
     if doubt:
         message_dict["doubt"] = doubt
+    if approval is not None:
+        message_dict["approval"] = approval_to_json(approval)
     return message_dict
+
+
+def approval_to_json(approval: Approval) -> dict[str, Any]:
+    """An Approval as a confirm message carries it (the detail cut at ``APPROVAL_DETAIL``)."""
+    detail = approval.detail
+    if detail is not None and len(detail) > APPROVAL_DETAIL:
+        detail = detail[:APPROVAL_DETAIL] + "\n…"
+    return {
+        "tool": approval.tool,
+        "summary": approval.summary,
+        "detail": detail,
+        "detailKind": approval.detail_kind,
+        "reason": approval.reason,
+        "rules": list(approval.rules),
+    }
+
+
+def approval_from_json(data: Any) -> Approval | None:
+    """The Approval of a confirm message; None when absent or malformed (the question stays plain)."""
+    if not isinstance(data, dict):
+        return None
+    tool, summary = data.get("tool"), data.get("summary")
+    detail, kind, reason = data.get("detail"), data.get("detailKind"), data.get("reason")
+    rules = data.get("rules")
+    if not isinstance(tool, str) or not isinstance(summary, str):
+        return None
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        rules = []
+    return Approval(
+        tool,
+        summary,
+        detail if isinstance(detail, str) else None,
+        kind if kind in ("command", "diff", "text") and isinstance(detail, str) else None,
+        reason if isinstance(reason, str) and reason else None,
+        # a question asked out of doubt never offers "always" (as the parent's own box)
+        () if isinstance(reason, str) and reason else tuple(rules),
+    )
+
+
+def tool_event(phase: str, name: str, summary: str, error: bool = False) -> dict[str, Any]:
+    """child → parent: the child calls a tool (``call``) or one ended (``result``: its first line)."""
+    first = summary.strip().splitlines()[0] if summary.strip() else ""
+    if len(first) > TOOL_TEXT:
+        first = first[: TOOL_TEXT - 1] + "…"
+    message: dict[str, Any] = {"type": "tool", "phase": phase, "name": name[:100], "summary": first}
+    if error:
+        message["error"] = True
+    return message
 
 
 def log(level: str, message: str) -> dict[str, Any]:

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from maia.core.contracts import AgentUI, Approval, Permission, ToolContext, ToolSpec, ToolTraits
+from maia.core.contracts import AgentUI, Approval, AskAnswer, Permission, ToolContext, ToolSpec, ToolTraits
 from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.permissions.subject import Subject, default_subject
 from maia.subagents.definitions import AgentDefinition, agent_lines, find_agent
 from maia.subagents.launcher import (
     MAX_DURATION,
+    AskApproval,
     Confirm,
+    OnTool,
     SubAgentResult,
     Unanswered,
     done_message,
@@ -48,6 +50,19 @@ def _logger(name: str, ui: AgentUI | None, notify: Notify | None) -> Callable[[s
             notify(text)
 
     return log
+
+
+def _tool_relay(name: str, ui: AgentUI | None) -> OnTool | None:
+    """The child's tool calls, shown by an interface that has ``on_subagent_tool(agent, phase, tool, summary,
+    is_error)`` (the chat nests them under the Agent call; ``maia ask`` makes events of them)."""
+    show = getattr(ui, "on_subagent_tool", None)
+    if not callable(show):
+        return None
+
+    def relay(phase: str, tool: str, summary: str, is_error: bool) -> None:
+        show(name, phase, tool, summary, is_error)
+
+    return relay
 
 
 @runtime_checkable
@@ -87,8 +102,13 @@ async def run_agent(
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
+    remember: Callable[[tuple[str, ...], bool], None] | None = None,
 ) -> SubAgentResult:
-    """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning)."""
+    """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning).
+
+    ``remember`` keeps an "always" answered in a relayed box as the parent's own answer is kept (the project's
+    ``./.maia/settings.local.json`` or the parent's session); the child then holds the rule for the rest of its run.
+    """
     notify = notify or _ui_info(ui)
     observer = ui if isinstance(ui, SubAgentObserver) else None
     resolution = await resolver.resolve(definition.name, definition.model, parent_model)
@@ -129,6 +149,18 @@ async def run_agent(
         answer = await ui.ask(question, Approval(AGENT_TOOL, question, reason=doubt))
         return answer in ("yes", "always", "always-session")
 
+    async def ask_box(question: str, approval: Approval) -> AskAnswer:
+        assert ui is not None
+        if getattr(ui, "interactive", True) is False:
+            return "yes" if await ask_user(question, approval.reason) else "no"
+        # the parent's own box: the command or diff, the doubt, "always" when the child's engine offers rules
+        answer = await ui.ask(question, approval)
+        if answer in ("always", "always-session") and approval.rules and remember is not None:
+            remember(approval.rules, answer == "always")  # the parent's rules (its engine reads them at once)
+            return "always-session"  # the child holds the rule for the rest of its run, writes nothing
+        return answer if answer in ("yes", "always", "always-session", "stop") else "no"  # stop: the child's loop
+
+    ask: AskApproval | None = ask_box if observer is None and ui is not None else None
     confirm: Confirm | None = (
         functools.partial(observer.subagent_confirm, definition.name)
         if observer is not None
@@ -146,6 +178,8 @@ async def run_agent(
             command=command,
             timeout=observer.subagent_time_limit if observer is not None else MAX_DURATION,
             on_wait=functools.partial(observer.subagent_waiting, definition.name) if observer is not None else None,
+            on_tool=_tool_relay(definition.name, ui),
+            ask=ask,
         )
     except BaseException:
         if observer is not None:  # cancelled (Ctrl+C, a workflow stopped): the run ended all the same
@@ -255,6 +289,7 @@ class AgentTool:
             extra_allow=self.extra_allow,
             command=self.command,
             extra_deny=self.extra_deny,
+            remember=ctx.remember,
         )
         if not result.ok:
             raise ToolError(failure_for_model(result))
@@ -350,6 +385,7 @@ async def run_direct(
     extra_allow: Sequence[str] = (),
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
+    remember: Callable[[tuple[str, ...], bool], None] | None = None,
 ) -> SubAgentResult:
     """``&name task``: the launcher directly (no Agent tool, no question about it); the task defaults to the missions.
 
@@ -369,6 +405,7 @@ async def run_direct(
         extra_allow=extra_allow,
         command=command,
         extra_deny=extra_deny,
+        remember=remember,
     )
 
 

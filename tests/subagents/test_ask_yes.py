@@ -54,3 +54,33 @@ def test_without_yes_a_sub_agent_is_told_nobody_could_answer(
     answer = _run(script, project, "touch made.txt", "--allow", "Agent")
     assert not (project / "made.txt").exists()
     assert answer != USER_REFUSED and "non-interactive run" in answer
+
+
+def test_stream_json_shows_the_sub_agents_tool_calls_with_its_name(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], project: Path
+) -> None:
+    """issue 28 item 6: a script following ``maia ask`` sees what the sub-agent does, as it does it."""
+    import json
+
+    from tests.app.helpers import maia
+
+    make_agent("rev")
+    (project / "main.py").write_text("print('hi')\n")
+    script.add("main", tool_stream("Agent", {"agent": "rev", "task": "read it"}), text_stream("parent done"))
+    script.add("rev", tool_stream("Read", {"path": "main.py"}), text_stream("child done"))
+    result = maia("ask", "-m", "m", "--no-save", "--allow", "Agent", "-o", "stream-json", "go")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    nested = [e for e in events if e["type"].startswith("subagent_tool")]
+    assert nested == [
+        {"type": "subagent_tool_call", "agent": "rev", "name": "Read", "summary": "main.py"},
+        {
+            "type": "subagent_tool_result",
+            "agent": "rev",
+            "name": "Read",
+            "summary": "1\tprint('hi')",
+            "is_error": False,
+        },
+    ]
+    kinds = [e["type"] for e in events]
+    assert kinds.index("subagent_tool_call") > kinds.index("tool_call")  # under the Agent call

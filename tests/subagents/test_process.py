@@ -360,6 +360,8 @@ async def test_the_child_stops_when_the_parent_goes_away(
         child.stdin.write(protocol.encode(protocol.start(spec)))
         child.stdin.flush()
         question = await asyncio.to_thread(child.stdout.readline)
+        while protocol.decode(question)["type"] == "tool":  # the call is announced before it is asked about
+            question = await asyncio.to_thread(child.stdout.readline)
         assert protocol.decode(question)["type"] == "confirm"
         child.stdin.close()  # the parent is gone
         assert await asyncio.to_thread(child.wait, 60) == 130

@@ -72,6 +72,22 @@ def tool_call_lines(name: str, summary: str, width: int, link: str | None = None
     return [head + shown + ")"]
 
 
+def nested_tool_line(agent: str, name: str, summary: str, width: int, error: bool = False) -> str:
+    """One line, indented under the Agent call: ``  ⎿ agent · Name(summary)``, or ``  ⎿ agent · ✗ error``."""
+    p = palette()
+    head = f"  {p.dim}⎿ {agent} ·{p.reset} "
+    if error:
+        head += f"{p.error}✗{p.reset} "
+        body, tail = summary.replace("\n", " "), ""
+    else:
+        head += f"{p.bold}{name}{p.reset}("
+        body, tail = summary.replace("\n", " "), ")"
+    room = max(1, width - length(head) - len(tail))
+    if length(body) > room:
+        body = truncate(body, room - 1) + "…"
+    return head + f"{p.dim}{body}{p.reset}" + tail
+
+
 def preview(text: str, max_chars: int, max_lines: int) -> tuple[list[str], str]:
     """The first whole lines of ``text`` within both limits, and a note saying what was left out.
 

@@ -49,7 +49,7 @@ from maia.frontends.terminal.inert import inert, inert_line
 from maia.frontends.terminal.keys import PASTE, Key, KeyReader
 from maia.frontends.terminal.screen import Caps, Screen
 from maia.frontends.terminal.termcaps import QUERY_TIMEOUT, Capabilities, create_terminal, notification, probe
-from maia.i18n import _
+from maia.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from blessed import Terminal
@@ -65,6 +65,7 @@ HIDDEN_REASONING = 3  # Ctrl+O shows the reasoning of this many earlier model ca
 HIDDEN_REASONING_CHARS = 4000  # of each, its end
 APPLIED_DIFF_LINES = 30  # an edit made without a question shows this much of its diff
 QUIT_WINDOW = 2.0  # at an idle prompt, a first Ctrl+C only says how to quit; a second one this soon quits
+NESTED_LINES = 12  # a sub-agent's tool calls shown under the Agent call, per model call; the rest are counted
 WAIT_NOTICE = 5  # seconds without a word from the model before the status says it is waited for
 PROGRESS_AFTER = 0.5  # a command shows its progress once it has run this long
 PROGRESS_LINES = 4  # last lines of a running command's output shown
@@ -140,6 +141,8 @@ class TerminalUI:
         self._live_base = 0
         self._live_chars = 0
         self._tools_status = ""
+        self._nested: dict[str, int] = {}  # lines shown so far per sub-agent in this turn (bounded)
+        self._after_nested = False  # the log ends with a nested line: the next block is set apart by a blank
         self._log: collections.deque[_Entry] = collections.deque()
         self._renderer: concurrent.futures.ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -400,6 +403,9 @@ class TerminalUI:
     def print_lines(self, lines: list[str]) -> None:
         """Lines MAIA rendered itself into the log (the scrollback), above the bottom area; an empty line after."""
         self._end_stream()
+        if self._after_nested:
+            self._after_nested = False
+            lines = ["", *lines]
         self._log.append(_Entry(lines=[*lines, ""]))
         self._drain_log()
 
@@ -510,6 +516,8 @@ class TerminalUI:
     def set_busy(self, busy: bool, status: str = "") -> None:
         """Grey the input box while a turn runs."""
         was_busy = self.store.mode == "busy"
+        if busy and not was_busy:
+            self._nested.clear()
         self.store.mode = "busy" if busy else "input"
         self.store.status = inert_line(status)
         self._set_state("thinking" if busy else "idle")
@@ -805,6 +813,8 @@ class TerminalUI:
     def on_thinking(self, thinking: bool) -> None:
         """The model is working: spinner "Thinking" (after a few silent seconds, "Waiting for the model (N s)")."""
         self.store.status = _("Thinking") if thinking else self._tools_status
+        if thinking:
+            self._nested.clear()  # a new model call: the sub-agents of the last one are done
         self._waiting_since = time.monotonic() if thinking else None
         self._showing_wait = False
         self._keep_hidden_reasoning()
@@ -951,6 +961,34 @@ class TerminalUI:
         summary = inert(summary)
         link = self._file_link(name, summary)
         self.print_lines(render.tool_call_lines(inert_line(name), summary, self._width - 1, link))
+
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        """A sub-agent's tool call, one line nested under the Agent call (an error result too), inert; past
+        ``NESTED_LINES`` for one sub-agent, only the status line counts the rest (its end says the total)."""
+        if phase != "call" and not is_error:
+            return
+        agent, name, summary = inert_line(agent), inert_line(name), inert_line(summary)
+        shown = self._nested.get(agent, 0) + 1
+        self._nested[agent] = shown
+        if shown > NESTED_LINES:
+            if phase == "call":
+                more = shown - NESTED_LINES
+                self.store.status = ngettext(
+                    "Sub-agent {name}: {count} more tool call (last: {tool})",
+                    "Sub-agent {name}: {count} more tool calls (last: {tool})",
+                    more,
+                ).format(name=agent, count=more, tool=name)
+                self.schedule_redraw()
+            return
+        if shown == NESTED_LINES:
+            p = style.palette()
+            line = f"  {p.dim}⎿ {agent} · {_('… the next calls are counted on the status line')}{p.reset}"
+        else:
+            line = render.nested_tool_line(agent, name, summary, self._width - 1, error=phase != "call")
+        self._end_stream()
+        self._log.append(_Entry(lines=[render.fit(line, self._width - 1)]))
+        self._after_nested = True
+        self._drain_log()
 
     def _file_link(self, name: str, summary: str) -> str | None:
         from maia.core.registry import traits_of
