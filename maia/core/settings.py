@@ -261,6 +261,15 @@ def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | Non
         return _('{path}: "{field}" must be at least {minimum}, not {value}; fix: {fix}.').format(
             path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
         )
+    if error.validator in ("exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        bound = {
+            "exclusiveMinimum": _("above {bound}"),
+            "maximum": _("at most {bound}"),
+            "exclusiveMaximum": _("below {bound}"),
+        }[error.validator].format(bound=error.validator_value)
+        return _('{path}: "{field}" must be {bound}, not {value}; fix: {fix}.').format(
+            path=path, field=field_name, bound=bound, value=error.instance, fix=fix or bound
+        )
     return _('{path}: "{field}" is invalid; fix: {fix}.').format(
         path=path, field=field_name or _("(top level)"), fix=fix or error.message
     )
