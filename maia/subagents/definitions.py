@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 from maia.core.frontmatter import FrontMatterError, read_front_matter
 from maia.core.schemas import schema_errors
 from maia.i18n import _
-from maia.permissions.rules import FAMILIES, RuleSyntaxError, parse_rule
+from maia.permissions.rules import RuleSyntaxError, parse_rule
 
 Effort: TypeAlias = Literal["low", "medium", "high"]
 Scope: TypeAlias = Literal["project", "user"]
@@ -456,15 +456,15 @@ def parse_agent(
     # makes the definition unusable.
     data = _for_schema({k: v for k, v in header.items() if k not in extra_keys})
     fatal: list[str] = []
-    for problem in schema_errors(data, "agent-header", _header_fixes(folder)):
-        if problem.field in _LENIENT:
-            default = json.dumps(_LENIENT[str(problem.field)]).strip('"')
+    for found in schema_errors(data, "agent-header", _header_fixes(folder)):
+        if found.field in _LENIENT:
+            default = json.dumps(_LENIENT[str(found.field)]).strip('"')
             warnings.append(
-                _("{problem}; {default} is used").format(problem=problem.message.removesuffix("."), default=default)
+                _("{problem}; {default} is used").format(problem=found.message.removesuffix("."), default=default)
             )
-            data.pop(str(problem.field))
+            data.pop(str(found.field))
         else:
-            fatal.append(problem.message.removesuffix("."))
+            fatal.append(found.message.removesuffix("."))
     if fatal:
         raise DefinitionError(". ".join(fatal))
     name = _agent_name(data.get("name"), folder, warnings)

@@ -120,7 +120,10 @@ def test_bad_keys(home: Path, project: Path, key: str, needle: str) -> None:
         ({"type": "websocket", "url": "https://x.example"}, 'not "websocket"; fix: "http", "sse" or "stdio"'),
         ({"type": "http", "command": "srv"}, 'write "type": "stdio"'),
         ({"type": "stdio"}, '"command" is required'),
-        ({"command": "srv", "args": "--flag"}, '"mcpServers.bad.args" must be a list, not a string ("--flag"); fix: a list'),
+        (
+            {"command": "srv", "args": "--flag"},
+            '"mcpServers.bad.args" must be a list, not a string ("--flag"); fix: a list',
+        ),
         ({"command": "srv", "cwd": ""}, '"cwd" must be a folder path'),
     ],
 )
