@@ -274,6 +274,8 @@ def _for_schema(header: Mapping[str, Any]) -> dict[str, Any]:
     plain: ``effort: High``, ``trace: yes`` or ``1``, ``permissions: {Allow: …}`` (keys ignore case)."""
     data: dict[str, Any] = {}
     for key, value in header.items():
+        if value is None:
+            continue  # "model:" with nothing after it: as if absent, as always
         if key == "effort" and isinstance(value, str):
             value = value.strip().lower()
         elif key in ("omitmd", "trace") and isinstance(value, str | int) and not isinstance(value, bool):
