@@ -225,7 +225,7 @@ def test_header_strings_of_the_wrong_form(dirs: tuple[Path, Path]) -> None:
 
 
 def test_header_spellings_accepted_before_the_schema_still_are(dirs: tuple[Path, Path]) -> None:
-    path, loaded = _agent(
+    _path, loaded = _agent(
         dirs[1],
         f"$schema: {schema_path('agent-header')}\nmodel: 4\nEffort: High\nomitMd: yes\ntrace: 0\n"
         "permissions:\n  Deny: [Read]\n  deny: Grep",
