@@ -245,6 +245,10 @@ def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | Non
             "bool": "true/false",
             "NoneType": "null",
         }.get(found, found)
+        if fixes is not None and isinstance(error.instance, str | int | float) and not isinstance(error.instance, bool):
+            # the other files (TOOL.json, mcp.json, AGENT.md) show the short value too: "enabled": "no"
+            shown = json.dumps(error.instance, ensure_ascii=False)
+            found = f"{found} ({shown if len(shown) <= 40 else shown[:39] + '…'})"
         return _('{path}: "{field}" must be {expected}, not {found}; fix: {fix}.').format(
             path=path, field=field_name or _("(top level)"), expected=wanted, found=found, fix=fix or wanted
         )
@@ -260,6 +264,17 @@ def _describe_error(error: Any, path: Path | str, fixes: Mapping[str, str] | Non
     if error.validator == "minimum":
         return _('{path}: "{field}" must be at least {minimum}, not {value}; fix: {fix}.').format(
             path=path, field=field_name, minimum=error.validator_value, value=error.instance, fix=fix
+        )
+    if error.validator == "pattern" and error.validator_value == "\\S":  # the schemas' "not blank"
+        return _('{path}: "{field}" is empty; fix: {fix}.').format(path=path, field=field_name, fix=fix)
+    if error.validator in ("exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        bound = {
+            "exclusiveMinimum": _("above {bound}"),
+            "maximum": _("at most {bound}"),
+            "exclusiveMaximum": _("below {bound}"),
+        }[error.validator].format(bound=error.validator_value)
+        return _('{path}: "{field}" must be {bound}, not {value}; fix: {fix}.').format(
+            path=path, field=field_name, bound=bound, value=error.instance, fix=fix or bound
         )
     return _('{path}: "{field}" is invalid; fix: {fix}.').format(
         path=path, field=field_name or _("(top level)"), fix=fix or error.message

@@ -2,8 +2,11 @@
 
 Both files hold ``{"mcpServers": {"<key>": {...}}}`` (the shape other agents use; VS Code's
 ``{"servers": {...}}`` is read too). A bad entry gives a warning naming the file, the key and the
-fix, and the other entries load. Reading a file never starts or contacts anything: which servers
-run is decided afterwards by the permission rules (``maia.mcp.rules``).
+fix, and the other entries load. The structure (types, enums, unknown fields) is checked with the
+shipped schema ``maia/data/schemas/mcp.schema.json`` and settings.json's "field and fix" wording; what a
+schema cannot say (a URL's form after ``${VAR}``, which fields a transport uses) is checked here.
+Reading a file never starts or contacts anything: which servers run is decided afterwards by the
+permission rules (``maia.mcp.rules``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
+from maia.core.schemas import SchemaProblem, schema_errors
 from maia.i18n import _
 
 Transport: TypeAlias = Literal["http", "sse", "stdio"]
@@ -36,24 +40,8 @@ _TYPES: dict[str, Transport] = {
     "sse": "sse",
     "stdio": "stdio",
 }
-_KNOWN_FIELDS = frozenset(
-    {
-        "type",
-        "url",
-        "headers",
-        "timeout",
-        "includeTools",
-        "excludeTools",
-        "enabled",
-        "disabled",
-        "description",
-        "command",
-        "args",
-        "env",
-        "cwd",
-        "sandbox",
-    }
-)
+_FATAL_FIELDS = frozenset({"type", "url", "command", "args", "cwd"})  # the server cannot run without them
+_ITEM_FIELDS = frozenset({"headers", "env"})  # a bad item is left out, the others kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +158,13 @@ def read_servers_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, _("{path}: invalid JSON at line {line}, column {col}: {msg}; its MCP servers are ignored.").format(
             path=path, line=error.lineno, col=error.colno, msg=error.msg
         )
-    if not isinstance(data, dict):
-        return None, _('{path}: expected a JSON object {{"mcpServers": {{...}}}}; its MCP servers are ignored.').format(
-            path=path
-        )
-    wrapper = next((w for w in WRAPPERS if w in data), None)
+    # The file's shape, with the schema (each server's entry is checked on its own, by parse_entry).
+    wrapper = next((w for w in WRAPPERS if w in data), None) if isinstance(data, dict) else None
+    shape = [p for p in schema_errors(data, "mcp", _file_fixes(), path) if p.path in ((), (wrapper,))]
+    for problem in shape:
+        if problem.keyword == "type":
+            return None, _("{problem}; its MCP servers are ignored.").format(problem=problem.message.removesuffix("."))
+    assert isinstance(data, dict)  # the schema's top-level "type": "object"
     if wrapper is None:
         if not data:
             return {}, None
@@ -182,12 +172,14 @@ def read_servers_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
             '{path}: no "mcpServers" object: write {{"mcpServers": {{"name": {{"url": "..."}}}}}}; '
             "its MCP servers are ignored."
         ).format(path=path)
-    servers = data[wrapper]
-    if not isinstance(servers, dict):
-        return None, _('{path}: "{wrapper}" must be an object whose keys are server names; ignored.').format(
-            path=path, wrapper=wrapper
-        )
+    servers: dict[str, Any] = data[wrapper]  # an object: the schema said so
     return servers, None
+
+
+def _file_fixes() -> dict[str, str]:
+    """The fix for a file whose shape is wrong (keys: "" the file, then the two spellings of the map)."""
+    servers = _("an object whose keys are server names")
+    return {"": '{"mcpServers": {"name": {"url": "..."}}}', "mcpServers": servers, "servers": servers}
 
 
 def parse_entry(
@@ -204,54 +196,28 @@ def parse_entry(
     problem = key_problem(name)
     if problem is not None:
         return bad(_("{problem}: rename the key").format(problem=problem))
-    if not isinstance(raw, dict):
-        return bad(_('expected an object such as {{"url": "https://…"}} or {{"command": "…"}}'))
-    for unknown in sorted(k for k in raw if k not in _KNOWN_FIELDS):
-        warnings.append(
-            _('{where}: unknown field "{field}" ignored (known: {known}).').format(
-                where=where, field=unknown, known=", ".join(sorted(_KNOWN_FIELDS - {"disabled"}))
-            )
-        )
+    # The structure, with the schema; a problem with a field the server needs ignores it, another ignores
+    # the field (or the item of headers/env) and keeps the rest.
+    entry: Any = raw
+    if isinstance(raw, dict) and isinstance(raw.get("type"), str):
+        entry = {**raw, "type": raw["type"].strip().lower()}  # "HTTP" has always been read as "http"
+    problems = schema_errors(entry, "mcp", _fixes(), file, under=("mcpServers", name))
+    fatal = [p for p in problems if p.field is None or p.field in _FATAL_FIELDS]
+    if fatal:
+        warnings.extend(_("{problem}; server ignored.").format(problem=p.message.removesuffix(".")) for p in fatal)
+        return None, warnings
+    raw = dict(entry)
+    for found in problems:
+        warnings.append(_ignore(raw, found))
     missing: set[str] = set()
 
-    raw_type = raw.get("type")
-    if raw_type is None:
-        transport: Transport = "stdio" if "command" in raw and "url" not in raw else "http"
-    elif isinstance(raw_type, str) and raw_type.strip().lower() in _TYPES:
-        transport = _TYPES[raw_type.strip().lower()]
-    else:
-        return bad(_('"type" must be "http", "sse" or "stdio", not {value!r}').format(value=raw_type))
-
-    timeout = DEFAULT_TIMEOUT
-    if "timeout" in raw:
-        value = raw["timeout"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_TIMEOUT:
-            warnings.append(
-                _(
-                    '{where}: "timeout" must be a number of seconds between 0 and {max}, not {value!r}; '
-                    "the default {default} s is used."
-                ).format(where=where, max=int(MAX_TIMEOUT), value=value, default=int(DEFAULT_TIMEOUT))
-            )
-        else:
-            timeout = float(value)
-
-    include = _patterns(raw, "includeTools", where, warnings)
-    exclude = _patterns(raw, "excludeTools", where, warnings) or ()
-    enabled = True
-    for key, meaning in (("enabled", True), ("disabled", False)):
-        if key in raw:
-            if isinstance(raw[key], bool):
-                enabled = enabled and raw[key] == meaning
-            else:
-                warnings.append(
-                    _('{where}: "{field}" must be true or false, not {value!r}; ignored.').format(
-                        where=where, field=key, value=raw[key]
-                    )
-                )
+    inferred: Transport = "stdio" if "command" in raw and "url" not in raw else "http"
+    transport = _TYPES[raw["type"]] if "type" in raw else inferred
+    timeout = float(raw.get("timeout", DEFAULT_TIMEOUT))
+    include = _patterns(raw, "includeTools")
+    exclude = _patterns(raw, "excludeTools") or ()
+    enabled = raw.get("enabled", True) and not raw.get("disabled", False)
     description = raw.get("description", "")
-    if not isinstance(description, str):
-        warnings.append(_('{where}: "description" must be a string; ignored.').format(where=where))
-        description = ""
 
     common: dict[str, Any] = {
         "name": name,
@@ -280,18 +246,46 @@ def parse_entry(
     return server, warnings
 
 
-def _patterns(raw: Mapping[str, Any], key: str, where: str, warnings: list[str]) -> tuple[str, ...] | None:
+def _fixes() -> dict[str, str]:
+    """The fix each field's problem shows (keys: fields of one server; "" the server itself)."""
+    flag = _("true or false")
+    tools = _('a list of tool names (* accepted), e.g. ["read_*"]')
+    return {
+        "": _('an object such as {"url": "https://…"} or {"command": "…"}'),
+        "type": _('"http", "sse" or "stdio"'),
+        "url": _('the server\'s address, e.g. "https://example.com/mcp"'),
+        "headers": _('an object such as {"Authorization": "Bearer ${TOKEN}"}'),
+        "timeout": _("a number of seconds above 0, at most {max}").format(max=int(MAX_TIMEOUT)),
+        "includeTools": tools,
+        "excludeTools": tools,
+        "enabled": flag,
+        "disabled": flag,
+        "description": _("a string"),
+        "command": _('the program to run, e.g. "npx"'),
+        "args": _('a list of strings, e.g. ["-y", "some-server"]'),
+        "env": _('an object of NAME: "value"'),
+        "cwd": _("a folder path (relative paths start from the launch folder)"),
+        "sandbox": flag,
+    }
+
+
+def _ignore(raw: dict[str, Any], problem: SchemaProblem) -> str:
+    """Leave out what ``problem`` is about (an item of headers/env, else the field); the warning."""
+    field = str(problem.field)
+    if field in _ITEM_FIELDS and len(problem.path) > 1 and isinstance(raw.get(field), dict):
+        raw[field] = {k: v for k, v in raw[field].items() if k != problem.path[1]}
+    else:
+        raw.pop(field, None)
+    message = problem.message.removesuffix(".")
+    if field == "timeout":
+        return _("{problem}; the default {default} s is used.").format(problem=message, default=int(DEFAULT_TIMEOUT))
+    return _("{problem}; ignored.").format(problem=message)
+
+
+def _patterns(raw: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
     if key not in raw:
         return None
-    value = raw[key]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(v.strip() for v in value if v.strip())
-    warnings.append(
-        _('{where}: "{field}" must be a list of tool names (* accepted), e.g. ["read_*"]; ignored.').format(
-            where=where, field=key
-        )
-    )
-    return None
+    return tuple(v.strip() for v in raw[key] if v.strip())  # a list of strings: the schema said so
 
 
 def _remote(
@@ -303,7 +297,7 @@ def _remote(
     common: dict[str, Any],
 ) -> tuple[ServerConfig | None, str | None]:
     url = raw.get("url")
-    if not isinstance(url, str) or not url.strip():
+    if url is None or not url.strip():
         if "command" in raw:
             return None, _('"type" is "{type}" but the entry has a "command": write "type": "stdio"').format(
                 type=common["transport"]
@@ -319,16 +313,8 @@ def _remote(
             url=display_url(url)
         )
     headers: dict[str, str] = {}
-    raw_headers = raw.get("headers", {})
-    if not isinstance(raw_headers, dict):
-        warnings.append(
-            _('{where}: "headers" must be an object such as {{"Authorization": "Bearer ${{TOKEN}}"}}; ignored.').format(
-                where=where
-            )
-        )
-        raw_headers = {}
-    for header, value in raw_headers.items():
-        if not _HEADER_NAME.match(header) or not isinstance(value, str | int | float) or isinstance(value, bool):
+    for header, value in raw.get("headers", {}).items():  # values: strings or numbers (the schema)
+        if not _HEADER_NAME.match(header):
             warnings.append(
                 _('{where}: header "{header}" ignored: names are letters, digits and -, values are strings.').format(
                     where=where, header=header
@@ -364,20 +350,13 @@ def _stdio(
     common: dict[str, Any],
 ) -> tuple[ServerConfig | None, str | None]:
     command = raw.get("command")
-    if not isinstance(command, str) or not command.strip():
+    if command is None or not command.strip():
         return None, _('"command" is required for a local server: the program to run, e.g. "npx"')
     command = expand(command.strip(), env, missing)
-    raw_args = raw.get("args", [])
-    if not isinstance(raw_args, list) or not all(isinstance(a, str | int | float) for a in raw_args):
-        return None, _('"args" must be a list of strings, e.g. ["-y", "some-server"]')
-    args = tuple(expand(str(a), env, missing) for a in raw_args)
+    args = tuple(expand(str(a), env, missing) for a in raw.get("args", []))  # strings or numbers (the schema)
     server_env: dict[str, str] = {}
-    raw_env = raw.get("env", {})
-    if not isinstance(raw_env, dict):
-        warnings.append(_('{where}: "env" must be an object of NAME: "value"; ignored.').format(where=where))
-        raw_env = {}
-    for name, value in raw_env.items():
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name) or isinstance(value, bool) or value is None:
+    for name, value in raw.get("env", {}).items():
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
             warnings.append(
                 _('{where}: env "{name}" ignored: names are letters, digits and _, values are strings.').format(
                     where=where, name=name
@@ -388,7 +367,7 @@ def _stdio(
     cwd = launch
     if "cwd" in raw:
         raw_cwd = raw["cwd"]
-        if not isinstance(raw_cwd, str) or not raw_cwd.strip():
+        if not raw_cwd.strip():
             return None, _('"cwd" must be a folder path (relative paths start from the launch folder)')
         folder = Path(os.path.expanduser(expand(raw_cwd.strip(), env, missing)))
         cwd = folder if folder.is_absolute() else launch / folder
@@ -401,11 +380,7 @@ def _stdio(
     sandboxed = True
     if "sandbox" in raw:
         value = raw["sandbox"]
-        if not isinstance(value, bool):
-            warnings.append(
-                _('{where}: "sandbox" must be true or false, not {value!r}; ignored.').format(where=where, value=value)
-            )
-        elif not value and common["origin"] == "project":
+        if not value and common["origin"] == "project":
             warnings.append(
                 _(
                     '{where}: "sandbox": false is ignored in a project\'s file: only your own mcp.json can run a '

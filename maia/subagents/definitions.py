@@ -2,11 +2,15 @@
 
 Project agents (``./.maia/agents``) replace user agents (``~/.maia/agents``) of the same name. A broken
 definition never stops the others: it is skipped with a warning naming the file, the field and the fix.
+The header's structure (types, enums, required keys) is checked with the shipped schema
+``maia/data/schemas/agent-header.schema.json`` and settings.json's "field and fix" wording; what a schema
+cannot say (the name is the folder's, a permission rule's syntax, the Agent tool) is checked here.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,8 +19,9 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from maia.core.frontmatter import FrontMatterError, read_front_matter
+from maia.core.schemas import schema_errors
 from maia.i18n import _
-from maia.permissions.rules import FAMILIES, RuleSyntaxError, parse_rule
+from maia.permissions.rules import RuleSyntaxError, parse_rule
 
 Effort: TypeAlias = Literal["low", "medium", "high"]
 Scope: TypeAlias = Literal["project", "user"]
@@ -25,8 +30,10 @@ Scope: TypeAlias = Literal["project", "user"]
 EFFORT_ITERATIONS: dict[str, int] = {"low": 10, "medium": 25, "high": 50}
 MAX_NAME = 64
 AGENT_FILES = ("AGENT.md", "agent.md")
-KNOWN_KEYS = ("name", "description", "model", "tools", "permissions", "effort", "skills", "omitmd", "trace")
+KNOWN_KEYS = ("name", "description", "model", "tools", "permissions", "effort", "skills", "omitmd", "trace", "$schema")
 _SHOWN_KEYS = {"omitmd": "omitMd", "permissionmode": "permissionMode"}
+_LENIENT = {"effort": "medium", "omitMd": False, "trace": False}  # a bad value warns and the default is used
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _LIST_ITEM = re.compile(r"^[^\s,]+$")
 
@@ -201,33 +208,17 @@ def split_list(text: str) -> list[str]:
     return [item for item in items if item]
 
 
-def _list(value: Any, key: str, example: str) -> list[str] | None:
-    """A list written ``[a, b]``, ``- a`` lines or ``a, b``; None when absent."""
+def _list(value: Any) -> list[str] | None:
+    """A list written ``[a, b]``, ``- a`` lines or ``a, b`` (its type checked by the schema); None when absent."""
     if value is None:
         return None
     if isinstance(value, str):
         return split_list(value)
-    if isinstance(value, list):
-        items: list[str] = []
-        for index, item in enumerate(value):
-            text = _scalar(item)
-            if text is None:
-                raise DefinitionError(
-                    _('"{key}": item {index} must be a plain name, not {value!r}; write e.g. {key}: {example}').format(
-                        key=key, index=index + 1, value=item, example=example
-                    )
-                )
-            items.extend(split_list(text))
-        return items
-    raise DefinitionError(
-        _('"{key}" must be a list, not {value!r}; write e.g. {key}: {example}').format(
-            key=key, value=value, example=example
-        )
-    )
+    return [item for v in value for item in split_list(str(v).strip())]
 
 
 def _names(value: Any, key: str, example: str) -> tuple[str, ...] | None:
-    items = _list(value, key, example)
+    items = _list(value)
     if items is None:
         return None
     for item in items:
@@ -241,61 +232,70 @@ def _names(value: Any, key: str, example: str) -> tuple[str, ...] | None:
 
 
 def _permissions(value: Any) -> dict[str, tuple[str, ...]]:
-    if value is None:
-        return {}
-    example = "{allow: [Read, Grep], deny: [Bash]}"
-    if not isinstance(value, dict):
-        raise DefinitionError(
-            _('"permissions" must be a table of allow, ask and deny lists, e.g. permissions: {example}').format(
-                example=example
-            )
-        )
+    """The rule lists (families and types checked by the schema); a rule that cannot be read is an error."""
     found: dict[str, tuple[str, ...]] = {}
-    for raw_key, rules in value.items():
-        family = str(raw_key).strip().lower()
-        if family not in FAMILIES:
-            raise DefinitionError(
-                _('"permissions.{key}" is not a rule list: use allow, ask or deny').format(key=raw_key)
-            )
-        items = _list(rules, f"permissions.{family}", "[Read, Grep]") or []
+    for family, rules in (value or {}).items():
+        items = _list(rules) or []
         for rule in items:
             try:
                 parse_rule(rule)
             except RuleSyntaxError as error:
                 raise DefinitionError(_('"permissions.{family}": {error}').format(family=family, error=error)) from None
-        found[family] = (*found.get(family, ()), *items)
+        found[family] = tuple(items)
     return found
 
 
-def _flag(value: Any, key: str, warnings: list[str]) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "on", "1"):
-        return True
-    if text in ("false", "no", "off", "0"):
-        return False
-    warnings.append(
-        _('"{key}" must be true or false, not {value!r}; false is used').format(
-            key=_SHOWN_KEYS.get(key, key), value=value
-        )
-    )
-    return False
+def _header_fixes(folder: str) -> dict[str, str]:
+    """The fix each header key's problem shows."""
+    flag = _("true or false")
+    rules = _("a list of rules, e.g. [Read, Grep]")
+    return {
+        "name": _('the folder\'s name, in quotes when YAML would read it otherwise: name: "{folder}"').format(
+            folder=folder
+        ),
+        "description": _(
+            "say what the agent does and when to use it, e.g. description: Reviews code for security problems"
+        ),
+        "model": _("one model name or fragment, e.g. model: sonnet"),
+        "tools": _("a list of tool names, e.g. tools: Read, Grep, Glob"),
+        "skills": _("a list of skill names, e.g. skills: [api-docs, testing-guide]"),
+        "permissions": _("a table of allow, ask and deny lists, e.g. permissions: {allow: [Read, Grep], deny: [Bash]}"),
+        "permissions.allow": rules,
+        "permissions.ask": rules,
+        "permissions.deny": rules,
+        "effort": _("low, medium or high"),
+        "omitMd": flag,
+        "trace": flag,
+    }
 
 
-def _effort(value: Any, warnings: list[str]) -> Effort:
-    if value is None:
-        return "medium"
-    text = str(value).strip().lower()
-    if text == "low":
-        return "low"
-    if text == "high":
-        return "high"
-    if text != "medium":
-        warnings.append(_('"effort" must be low, medium or high, not {value!r}; medium is used').format(value=value))
-    return "medium"
+def _for_schema(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The header as the schema spells it (``omitMd``), with the spellings MAIA has always accepted made
+    plain: ``effort: High``, ``trace: yes`` or ``1``, ``permissions: {Allow: …}`` (keys ignore case)."""
+    data: dict[str, Any] = {}
+    for key, value in header.items():
+        if value is None:
+            continue  # "model:" with nothing after it: as if absent, as always
+        if key == "effort" and isinstance(value, str):
+            value = value.strip().lower()
+        elif key in ("omitmd", "trace") and isinstance(value, str | int) and not isinstance(value, bool):
+            text = str(value).strip().lower()
+            value = True if text in _TRUE else False if text in _FALSE else value
+        elif key == "permissions" and isinstance(value, dict):
+            merged: dict[str, Any] = {}
+            for raw_key, rules in value.items():
+                family = str(raw_key).strip().lower()
+                if family in merged:  # "Allow:" and "allow:" add up
+                    before = merged[family]
+                    merged[family] = [
+                        *(before if isinstance(before, list) else [before]),
+                        *(rules if isinstance(rules, list) else [rules]),
+                    ]
+                else:
+                    merged[family] = rules
+            value = merged
+        data[_SHOWN_KEYS.get(key, key)] = value
+    return data
 
 
 # --- sections --------------------------------------------------------------------------------
@@ -454,30 +454,33 @@ def parse_agent(
             warnings.append(_('unknown key "{key}" ignored{hint}').format(key=raw_key, hint=hint))
             continue
         header[key] = value
-    name = _agent_name(header.get("name"), folder, warnings)
-    description = header.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise DefinitionError(
-            _(
-                '"description" is required: say what the agent does and when to use it, e.g. '
-                "description: Reviews code for security problems"
+    # The structure, with the schema: a bad effort or flag warns and takes the default, anything else
+    # makes the definition unusable.
+    data = _for_schema({k: v for k, v in header.items() if k not in extra_keys})
+    fatal: list[str] = []
+    for found in schema_errors(data, "agent-header", _header_fixes(folder)):
+        if found.field in _LENIENT:
+            default = json.dumps(_LENIENT[str(found.field)]).strip('"')
+            warnings.append(
+                _("{problem}; {default} is used").format(problem=found.message.removesuffix("."), default=default)
             )
-        )
-    model_value = header.get("model")
-    model = _scalar(model_value) if model_value is not None else None
-    if model_value is not None and model is None:
-        raise DefinitionError(
-            _('"model" must be one model name or fragment, not {value!r}; e.g. model: sonnet').format(value=model_value)
-        )
-    tools = _names(header.get("tools"), "tools", "Read, Grep, Glob")
+            data.pop(str(found.field))
+        else:
+            fatal.append(found.message.removesuffix("."))
+    if fatal:
+        raise DefinitionError(". ".join(fatal))
+    name = _agent_name(data.get("name"), folder, warnings)
+    description: str = data["description"]
+    model = _scalar(data.get("model")) or None
+    tools = _names(data.get("tools"), "tools", "Read, Grep, Glob")
     if tools is not None and not keep_agent_tool and any(t.lower() == "agent" for t in tools):
         warnings.append(_('"tools": a sub-agent never gets the Agent tool; Agent is left out'))
         tools = tuple(t for t in tools if t.lower() != "agent")
-    skills = _names(header.get("skills"), "skills", "[api-docs, testing-guide]")
-    permissions = _permissions(header.get("permissions"))
-    effort = _effort(header.get("effort"), warnings)
-    omit_md = _flag(header.get("omitmd"), "omitmd", warnings)
-    trace = _flag(header.get("trace"), "trace", warnings)
+    skills = _names(data.get("skills"), "skills", "[api-docs, testing-guide]")
+    permissions = _permissions(data.get("permissions"))
+    effort: Effort = data.get("effort", "medium")
+    omit_md: bool = data.get("omitMd", False)
+    trace: bool = data.get("trace", False)
     sections = parse_sections(body, header_lines + 1)
     missing = [SECTION_NAMES[key] for key in REQUIRED_SECTIONS if key not in sections]
     if missing:
@@ -515,8 +518,6 @@ def _agent_name(value: Any, folder: str, warnings: list[str]) -> str:
     if value is None:
         warnings.append(_('no "name" in the header: the folder name is used; add name: {folder}').format(folder=folder))
         return folder
-    if not isinstance(value, str):
-        raise DefinitionError(_('"name" must be text: write it in quotes, e.g. name: "{folder}"').format(folder=folder))
     if value.strip() != folder:
         raise DefinitionError(
             _('"name" is {name!r} but the folder is {folder!r}: they must be the same; write name: {folder}').format(

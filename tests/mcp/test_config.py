@@ -113,14 +113,17 @@ def test_bad_keys(home: Path, project: Path, key: str, needle: str) -> None:
 @pytest.mark.parametrize(
     ("entry", "needle"),
     [
-        ("just a string", "expected an object"),
+        ("just a string", '"mcpServers.bad" must be an object, not a string ("just a string"); fix: an object such as'),
         ({}, '"url" is required'),
         ({"url": "ftp://x.example/mcp"}, "must start with http:// or https://"),
         ({"url": "https://"}, "must start with http:// or https://"),
-        ({"type": "websocket", "url": "https://x.example"}, '"type" must be "http", "sse" or "stdio"'),
+        ({"type": "websocket", "url": "https://x.example"}, 'not "websocket"; fix: "http", "sse" or "stdio"'),
         ({"type": "http", "command": "srv"}, 'write "type": "stdio"'),
         ({"type": "stdio"}, '"command" is required'),
-        ({"command": "srv", "args": "--flag"}, '"args" must be a list'),
+        (
+            {"command": "srv", "args": "--flag"},
+            '"mcpServers.bad.args" must be a list, not a string ("--flag"); fix: a list',
+        ),
         ({"command": "srv", "cwd": ""}, '"cwd" must be a folder path'),
     ],
 )
@@ -134,18 +137,18 @@ def test_bad_entries_are_ignored_and_the_others_load(home: Path, project: Path, 
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ({"timeout": 0}, '"timeout" must be a number of seconds'),
-        ({"timeout": "30"}, '"timeout" must be a number of seconds'),
-        ({"timeout": True}, '"timeout" must be a number of seconds'),
-        ({"includeTools": "read_*"}, '"includeTools" must be a list of tool names'),
-        ({"excludeTools": [1]}, '"excludeTools" must be a list of tool names'),
-        ({"enabled": "no"}, '"enabled" must be true or false'),
-        ({"description": 5}, '"description" must be a string'),
-        ({"headers": ["Authorization: x"]}, '"headers" must be an object'),
+        ({"timeout": 0}, '"mcpServers.s.timeout" must be above 0, not 0; fix: a number of seconds'),
+        ({"timeout": "30"}, '"mcpServers.s.timeout" must be a number, not a string ("30"); fix: a number of seconds'),
+        ({"timeout": True}, '"mcpServers.s.timeout" must be a number, not true/false; fix: a number of seconds'),
+        ({"includeTools": "read_*"}, '"mcpServers.s.includeTools" must be a list, not a string ("read_*"); fix:'),
+        ({"excludeTools": [1]}, '"mcpServers.s.excludeTools[0]" must be a string, not a whole number (1); fix:'),
+        ({"enabled": "no"}, '"mcpServers.s.enabled" must be true or false, not a string ("no"); fix: true or false'),
+        ({"description": 5}, '"mcpServers.s.description" must be a string, not a whole number'),
+        ({"headers": ["Authorization: x"]}, '"mcpServers.s.headers" must be an object, not a list; fix: an object'),
         ({"headers": {"Bad Name": "x"}}, 'header "Bad Name" ignored'),
         ({"headers": {"X-A": "a\r\nX-Injected: 1"}}, "holds a line break"),
         ({"command": "srv"}, '"command" is only used by local servers'),
-        ({"autoApprove": ["x"]}, 'unknown field "autoApprove" ignored'),
+        ({"autoApprove": ["x"]}, '"mcpServers.s.autoApprove" is not a known field; fix: remove it, or use one of'),
     ],
 )
 def test_bad_fields_warn_and_the_server_still_loads(
@@ -162,7 +165,7 @@ def test_bad_fields_warn_and_the_server_still_loads(
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ({"env": ["A=1"]}, '"env" must be an object'),
+        ({"env": ["A=1"]}, '"mcpServers.s.env" must be an object, not a list; fix: an object of NAME'),
         ({"env": {"1BAD": "x"}}, 'env "1BAD" ignored'),
         ({"type": "stdio", "url": "https://x"}, '"url" and "headers" are only used by remote servers'),
     ],
@@ -204,7 +207,7 @@ def test_enabled_false_and_disabled_true_are_kept_but_off(home: Path, project: P
     ("text", "needle"),
     [
         ("{not json", "invalid JSON at line 1, column 2"),
-        ("[1, 2]", 'expected a JSON object {"mcpServers": {...}}'),
+        ("[1, 2]", '"(top level)" must be an object, not a list; fix: {"mcpServers": {"name"'),
         ('{"github": {"url": "https://x"}}', 'no "mcpServers" object'),
         ('{"mcpServers": []}', '"mcpServers" must be an object'),
     ],

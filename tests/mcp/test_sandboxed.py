@@ -55,4 +55,4 @@ def test_sandbox_false_counts_only_in_the_users_file(home: Path, project: Path) 
     assert by_name["mine"].sandbox is False
     assert by_name["proj"].sandbox is True and by_name["odd"].sandbox is True
     assert any('"sandbox": false is ignored in a project' in w for w in loaded.warnings)
-    assert any('"sandbox" must be true or false' in w for w in loaded.warnings)
+    assert any('"mcpServers.odd.sandbox" must be true or false, not a string' in w for w in loaded.warnings)

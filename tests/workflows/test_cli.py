@@ -26,7 +26,7 @@ def test_a_broken_agent_file_names_the_file_and_the_field_and_is_recorded(
     workflow_id = only_workflow(home)
     assert done.stderr == (
         f"Warning: The workflow {workflow_id} is recorded as failed.\n"
-        f'Error: {parent}: "description" is required: say what the agent does and when to use it, '
+        f'Error: {parent}: "description" is required; add it: say what the agent does and when to use it, '
         "e.g. description: Reviews code for security problems\n"
     )
     recorded = show(workflow_id)
