@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +13,11 @@ from . import CONTEXT_SETTINGS
 from .complete import complete_workflows
 from .setup import environment, warn
 from .workflow_common import find, registry, styler, warn_all
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    Echo = Callable[[str, str], None]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -113,8 +119,6 @@ def _start(
     git: str | None = None,
     branch: str | None = None,
 ) -> None:
-    import asyncio
-    import sys
 
     from maia.workflows.orchestrator import AgentFileError
     from maia.workflows.orchestrator import agent_file as find_agent_file
@@ -149,24 +153,9 @@ def _start(
 
         warn_all(orchestrator.warnings)  # the worker logs them too, in run.log
         spawn_worker(workflow, options)
-        click.echo(workflow.id)
-        if not quiet:
-            click.echo(
-                _("Follow it: maia workflow {id} --watch · maia logs {id} -f · stop it: maia stop {id}").format(
-                    id=workflow.id
-                ),
-                err=True,
-            )
+        _detached(workflow.id, quiet)
         return
-    style = styler(sys.stderr)
-
-    def echo(kind: str, line: str) -> None:
-        click.echo(style(kind, line), err=True)
-
-    if not quiet:
-        click.echo(style("title", _("Workflow {id}").format(id=workflow.id)), err=True)
-    outcome = asyncio.run(run_workflow(workflow, options, None if quiet else echo))
-    _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
+    _in_foreground(workflow.id, quiet, lambda echo: run_workflow(workflow, options, echo))
 
 
 def _enqueue(options: object, url: str, git: str | None, branch: str | None, quiet: bool) -> None:
@@ -245,8 +234,6 @@ def resume(ref: str, detach: bool, quiet: bool) -> None:
 
     Exit codes: as maia run (0 done, 1 error, 2 not resumable or bad usage, 130 stopped).
     """
-    import asyncio
-    import sys
 
     from maia.workflows.resume import resume_detached, resume_here
 
@@ -271,24 +258,9 @@ def resume(ref: str, detach: bool, quiet: bool) -> None:
     target = find(ref)
     if detach:
         resume_detached(target, env.home, env.launch)
-        click.echo(target.id)
-        if not quiet:
-            click.echo(
-                _("Follow it: maia workflow {id} --watch · maia logs {id} -f · stop it: maia stop {id}").format(
-                    id=target.id
-                ),
-                err=True,
-            )
+        _detached(target.id, quiet)
         return
-    style = styler(sys.stderr)
-
-    def echo(kind: str, line: str) -> None:
-        click.echo(style(kind, line), err=True)
-
-    if not quiet:
-        click.echo(style("title", _("Workflow {id}").format(id=target.id)), err=True)
-    outcome = asyncio.run(resume_here(target, env.home, env.launch, None if quiet else echo))
-    _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)
+    _in_foreground(target.id, quiet, lambda echo: resume_here(target, env.home, env.launch, echo))
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -345,3 +317,32 @@ def worker(queue: str | None, concurrency: int, burst: bool, name: str | None, t
     codes = [child.wait() for child in children]
     if any(codes):
         raise SystemExit(max(codes))
+
+
+def _detached(workflow_id: str, quiet: bool) -> None:
+    """A workflow started in the background: its id on stdout, how to follow it on stderr."""
+    click.echo(workflow_id)
+    if not quiet:
+        click.echo(
+            _("Follow it: maia workflow {id} --watch · maia logs {id} -f · stop it: maia stop {id}").format(
+                id=workflow_id
+            ),
+            err=True,
+        )
+
+
+def _in_foreground(workflow_id: str, quiet: bool, start: Callable[[Echo | None], Coroutine[Any, Any, Any]]) -> None:
+    """Run a workflow here, its log on stderr (unless ``quiet``), and end as it ended."""
+    import asyncio
+    import sys
+
+    style = styler(sys.stderr)
+
+    def echo(kind: str, line: str) -> None:
+        click.echo(style(kind, line), err=True)
+
+    if not quiet:
+        click.echo(style("title", _("Workflow {id}").format(id=workflow_id)), err=True)
+    outcome = asyncio.run(start(None if quiet else echo))
+    _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
+

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maia.core.errors import NotFoundError, UsageError
+from maia.core.errors import UsageError
 from maia.i18n import _
 from maia.workflows.registry import (
     RECORD_VERSION,
@@ -37,6 +37,7 @@ from maia.workflows.registry import (
     Workflow,
     WorkflowFileError,
     WorkflowRegistry,
+    answerable,
     new_id,
     now_iso,
 )
@@ -375,17 +376,7 @@ class RedisWorkflow(Workflow):
         """The request's one answer: HSETNX lets exactly one of concurrent approvers write it."""
         still_open()
         requests, _warnings = self.requests()
-        request = next((r for r in requests if r.id == request_id), None)
-        if request is None:
-            raise NotFoundError(_("The workflow {id} has no request {request}.").format(id=self.id, request=request_id))
-        if request.state == "answered":
-            raise UsageError(_("The request {request} was already answered.").format(request=request_id))
-        if request.state == "withdrawn":
-            raise UsageError(
-                _("The request {request} was withdrawn: the workflow no longer waits for it.").format(
-                    request=request_id
-                )
-            )
+        request = answerable(self.id, request_id, requests)
         payload = {**answer, "nonce": request.nonce, "time": now_iso()}
         if not self.client.hsetnx(self._k("answers"), request_id, _dump(payload)):
             raise UsageError(_("The request {request} was already answered.").format(request=request_id))

@@ -529,19 +529,7 @@ class Workflow:
         with self.locked():
             still_open()
             requests, _warnings = self.requests()
-            request = next((r for r in requests if r.id == request_id), None)
-            if request is None:
-                raise NotFoundError(
-                    _("The workflow {id} has no request {request}.").format(id=self.id, request=request_id)
-                )
-            if request.state == "answered":
-                raise UsageError(_("The request {request} was already answered.").format(request=request_id))
-            if request.state == "withdrawn":
-                raise UsageError(
-                    _("The request {request} was withdrawn: the workflow no longer waits for it.").format(
-                        request=request_id
-                    )
-                )
+            request = answerable(self.id, request_id, requests)
             payload = {**answer, "nonce": request.nonce, "time": now_iso()}
             self._create_once(self.answer_path(request_id), _dump(payload))
 
@@ -597,6 +585,21 @@ class Workflow:
 
 
 # --- the registry ----------------------------------------------------------------------------
+
+
+def answerable(workflow_id: str, request_id: str, requests: list[Request]) -> Request:
+    """The request an answer is for, still waiting for one (every registry backend checks the same way):
+    NotFoundError for an unknown request, UsageError for one answered or withdrawn."""
+    request = next((r for r in requests if r.id == request_id), None)
+    if request is None:
+        raise NotFoundError(_("The workflow {id} has no request {request}.").format(id=workflow_id, request=request_id))
+    if request.state == "answered":
+        raise UsageError(_("The request {request} was already answered.").format(request=request_id))
+    if request.state == "withdrawn":
+        raise UsageError(
+            _("The request {request} was withdrawn: the workflow no longer waits for it.").format(request=request_id)
+        )
+    return request
 
 
 def _sort_key(workflow: Workflow) -> tuple[str, int, str]:
