@@ -403,6 +403,10 @@ class AgentUI(Protocol):
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
         """A tool call finished."""
 
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        """A tool call of the sub-agent ``agent`` (launched by the Agent tool or ``&``): ``phase`` "call" with its
+        summary, or "result" with the first line of its output (``is_error`` when it failed)."""
+
     def on_warning(self, message: str) -> None:
         """Something the user should know (truncated answer…)."""
 

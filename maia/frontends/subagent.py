@@ -207,6 +207,9 @@ class ChildUI:
         """The parent hears how each call ended (its first line)."""
         self.send(protocol.tool_event("result", name, output, is_error))
 
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        """Never called: a sub-agent launches no sub-agent (its Agent tool is taken away)."""
+
     def on_context_usage(self, tokens: int) -> None:
         """Nothing to show."""
 

@@ -53,11 +53,11 @@ def _logger(name: str, ui: AgentUI | None, notify: Notify | None) -> Callable[[s
 
 
 def _tool_relay(name: str, ui: AgentUI | None) -> OnTool | None:
-    """The child's tool calls, shown by an interface that has ``on_subagent_tool(agent, phase, tool, summary,
-    is_error)`` (the chat nests them under the Agent call; ``maia ask`` makes events of them)."""
-    show = getattr(ui, "on_subagent_tool", None)
-    if not callable(show):
+    """The child's tool calls, to the interface's ``on_subagent_tool`` (the chat nests them under the Agent call;
+    ``maia ask`` makes events of them; a workflow logs them)."""
+    if ui is None:
         return None
+    show = ui.on_subagent_tool
 
     def relay(phase: str, tool: str, summary: str, is_error: bool) -> None:
         show(name, phase, tool, summary, is_error)

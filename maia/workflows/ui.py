@@ -91,6 +91,15 @@ class WorkflowUI:
         if is_error and name != "Agent":  # a sub-agent's failure is reported by its launcher
             self.write("warn", f"  ✗ {name}: {one_line(output)}")
 
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        """A sub-agent's tool call, one line under its launch (``  ⎿ rev → Read main.py``), and its failure
+        (``  ⎿ rev ✗ Read: …``), as the chat nests them under the Agent call."""
+        if phase == "call":
+            self.write("tool", f"  ⎿ {one_line(agent, 100)} → {one_line(name, 100)} {one_line(summary)}".rstrip())
+            self.workflow.append_event("tool_call", agent=agent, name=name, summary=summary)
+        elif is_error:
+            self.write("warn", f"  ⎿ {one_line(agent, 100)} ✗ {one_line(name, 100)}: {one_line(summary)}")
+
     def on_warning(self, message: str) -> None:
         """A warning line."""
         self.write("warn", message)

@@ -48,6 +48,9 @@ class RecordingUI:
     def on_tool_result(self, name: str, output: str, is_error: bool) -> None:
         self.events.append(("tool_result", name, output, is_error))
 
+    def on_subagent_tool(self, agent: str, phase: str, name: str, summary: str, is_error: bool) -> None:
+        self.events.append(("subagent_tool", agent, phase, name, summary, is_error))
+
     def on_warning(self, message: str) -> None:
         self.events.append(("warning", message))
 

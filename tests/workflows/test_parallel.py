@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.app.helpers import maia, wait_until
-from tests.streams import text_stream
+from tests.streams import text_stream, tool_stream
 from tests.workflows.conftest import WAIT, Gate, WorkflowLiteLLM, agent_calls, detach, show, wait_ended
 
 
@@ -72,3 +72,27 @@ def test_watch_follows_the_workflow_to_its_end(script: WorkflowLiteLLM, make_par
     assert states[-1] == "done" and set(states) == {"running", "done"}
     text = maia("workflow", workflow_id, "--watch")  # an ended workflow: shown once, then the command ends
     assert text.returncode == 0 and text.stdout.startswith(f"{workflow_id}  done\n")
+
+
+def test_the_logs_show_a_sub_agents_tool_calls_under_its_launch(
+    script: WorkflowLiteLLM, make_parent: Callable[..., Path], make_sub: Callable[..., Path], project: Path
+) -> None:
+    make_sub("rev")
+    parent = make_parent(header="permissions:\n  allow: [Agent]")
+    (project / "main.py").write_text("print('hi')\n")
+    script.add("parent", agent_calls(("rev", "review main.py")), text_stream("Reviewed."))
+    script.add(
+        "rev",
+        tool_stream("Read", {"path": "main.py"}, "c1"),
+        tool_stream("Read", {"path": "\x1b[31mgone.md"}, "c2"),  # untrusted text: logged inert
+        text_stream("main.py is fine."),
+    )
+    workflow_id = detach(parent)
+    assert wait_ended(workflow_id)["state"] == "done"
+    logs = maia("logs", workflow_id)
+    assert logs.returncode == 0, logs.stderr
+    lines = logs.stdout.splitlines()
+    started = next(i for i, line in enumerate(lines) if "Sub-agent rev started: review main.py" in line)
+    calls = [line.split(" ", 1)[1] for line in lines[started + 1 :] if "⎿ rev" in line]
+    assert calls[:2] == ["  ⎿ rev → Read main.py", "  ⎿ rev → Read ␛[31mgone.md"], logs.stdout
+    assert calls[2].startswith("  ⎿ rev ✗ Read: File not found") and len(calls) == 3, logs.stdout
