@@ -86,7 +86,7 @@ class Display:
         self.model_name: Callable[[], str | None] | None = None  # the model in use, for the bar
         self.last_answer = ""
         self._plain_state: dict[str, object] = {}
-        self._reading = False
+        self._reading = False  # read_input waits for a request (a plain terminal echoes the draft)
         self.commands = CommandOutput(on_output=self.schedule_redraw, on_end=self.redraw)  # Bash and ! running
 
     def _size(self) -> None:
