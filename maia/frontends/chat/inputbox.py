@@ -62,14 +62,17 @@ class InputBox(AgentView):
         self._quit_armed_at = -QUIT_WINDOW
         self._approval: Approval | None = None
 
-    # the terminal session's (the layer above): the size changed (a resize key), Ctrl+Z
+    # --- what keys ask of the terminal session (the layer above: termsession.py) ---------------------
 
     def _on_resize(self) -> None:
+        """The terminal's size changed (a resize report arrives as a key)."""
         raise NotImplementedError
 
     def suspend(self) -> None:
-        """Ctrl+Z: give the terminal back and stop (the terminal session does it)."""
+        """Ctrl+Z: give the terminal back and stop."""
         raise NotImplementedError
+
+    # --- the draft, keys and events ----------------------------------------------------------------
 
     def requeue(self) -> None:
         """After an interruption: the queued messages go back into the box (not sent), before the draft."""
@@ -79,8 +82,6 @@ class InputBox(AgentView):
             store.queued.clear()
             store.input.set("\n".join(parts))
             self.redraw()
-
-    # --- input ------------------------------------------------------------------------------------
 
     def _on_readable(self) -> None:
         try:
@@ -247,6 +248,8 @@ class InputBox(AgentView):
         if self.store.status == text:
             self.store.status = ""
             self.redraw()
+
+    # --- questions and lists -----------------------------------------------------------------------
 
     def _question_room(self) -> int:
         return max(1, self._height - 1 - 4)
