@@ -178,7 +178,7 @@ ISSUE_ROWS = [
     "sort --o=.env data.txt",
     "make --ev='pwn:; rm -rf build' pwn",
     "git fetch --upload='touch PWNED;:' .",
-    "echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' | tee .maia/settings.local.json",
+    'echo \'{"permissions":{"allow":["Bash"]}}\' | tee .maia/settings.local.json',
     "git -C vendor/lib status",
     "uniq data.txt .env",
     "x86_64 rm -rf build",

@@ -18,7 +18,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from maia.permissions import tables
@@ -1431,6 +1431,7 @@ class Danger:
     token: str
     why: str
     nameable: bool = True  # False: no rule can name it (an argument only known when the command runs)
+    key: str = field(default="", compare=False)  # which danger of the program's table (examples cover each)
 
 
 def _long_dangers(args: Sequence[str], names: frozenset[str], why: str) -> list[Danger]:
@@ -1465,97 +1466,6 @@ def _short_dangers(args: Sequence[str], letters: str, value_letters: str, why: s
     return found
 
 
-_GIT_LONG = frozenset(
-    {
-        "--output",
-        "--ext-diff",
-        "--textconv",
-        "--upload-pack",
-        "--receive-pack",
-        "--exec",
-        "--open-files-in-pager",
-        "--extcmd",
-        "--tool",
-        "--config",
-        "--template",
-        "--separate-git-dir",
-        "--exec-path",
-        "--no-index",  # git diff --no-index compares any two files: it reads outside the repository
-        "--pathspec-from-file",
-        "--file",  # git commit --file, git config --file: another file read or written
-    }
-)
-_GIT_SHORT = {
-    "grep": "O",
-    "difftool": "xt",
-    "mergetool": "t",
-    "rebase": "x",
-    "clone": "uc",
-    "ls-remote": "u",
-    "commit": "F",
-    "tag": "F",
-}
-_GIT_RUNNERS = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "submodule", "bisect"})
-
-
-def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    scan = scan_options(args, _GIT_GLOBALS.spec)
-    found: list[Danger] = []
-    for option, value in scan.options:
-        if option in ("-c", "--config-env"):
-            found.append(Danger(option, "git -c sets configuration, which can run commands (core.*, alias.*)"))
-        elif option in ("--git-dir", "--work-tree", "--exec-path") or (option == "--exec-path" and value):
-            found.append(Danger(option, f"git {option} points git at another repository or program", False))
-        elif option == "-C" and (launch is None or not inside(value, launch)):
-            found.append(Danger("-C", "git -C outside the launch folder runs with that repository's configuration"))
-        elif option == "-C" and launch is not None and other_repository(value, launch):
-            found.append(
-                Danger("-C", "git -C names another repository inside the launch folder (its configuration runs)", False)
-            )
-    if not scan.certain:
-        found.append(Danger("git", "git options that cannot be read for sure"))
-    rest = scan.rest
-    sub = rest[0] if rest else ""
-    tail = rest[1:]
-    found.extend(_long_dangers(tail, _GIT_LONG, f"git {sub} with this option writes files or runs commands"))
-    letters = _GIT_SHORT.get(sub, "")
-    if letters:
-        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option runs commands"))
-    if sub in _GIT_RUNNERS:
-        found.append(Danger(sub, f"git {sub} can run commands"))
-    changes = _GIT_CHANGING_OPTIONS.get(sub)
-    if changes is not None:
-        long_names, letters = changes
-        found.extend(_long_dangers(tail, long_names, f"git {sub} with this option changes or deletes"))
-        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option changes or deletes"))
-    return found
-
-
-# options that turn a listing subcommand into one that changes things: `git branch -d x` is no listing
-_GIT_CHANGING_OPTIONS: dict[str, tuple[frozenset[str], str]] = {
-    "branch": (
-        frozenset(
-            {
-                "--delete",
-                "--move",
-                "--copy",
-                "--force",
-                "--set-upstream-to",
-                "--unset-upstream",
-                "--edit-description",
-                "--track",
-            }
-        ),
-        "dDmMcCfu",
-    ),
-    "tag": (frozenset({"--delete", "--force", "--annotate", "--sign"}), "dfasu"),
-    "remote": (frozenset({"--delete"}), ""),
-    "stash": (frozenset(), ""),
-    "notes": (frozenset(), ""),
-}
-
-
 def other_repository(value: str | None, launch: Path) -> bool:
     """Whether a folder inside the launch folder belongs to another git repository (a folder between
     it and the launch folder holds ``.git`` or is itself a git directory)."""
@@ -1579,39 +1489,6 @@ def is_git_dir(folder: str) -> bool:
         and os.path.isdir(os.path.join(folder, "objects"))
         and os.path.isdir(os.path.join(folder, "refs"))
     )
-
-
-def _find_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    bad = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-    return [Danger(w, f"find {w} runs commands, deletes or writes files") for w in words[1:] if w in bad]
-
-
-_SED_SPEC = OptionSpec(
-    short_value="efl",
-    short_optional="i",
-    long_value=frozenset({"--expression", "--file", "--line-length"}),
-    long_flags=None,
-)
-
-
-def _sed(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    scan = scan_options(list(words[1:]), _SED_SPEC, stop_at_operand=False)
-    found: list[Danger] = []
-    scripts: list[str] = []
-    for option, value in scan.options:
-        if option in ("-i", "--in-place") or option.startswith("--in-place"):
-            found.append(Danger("-i", "sed -i rewrites files"))
-        elif option in ("-f", "--file"):
-            found.append(Danger(option, "sed -f runs a script file that can write files or run commands"))
-        elif option in ("-e", "--expression") and value is not None:
-            scripts.append(value)
-    operands = scan.rest
-    if not scripts and operands:
-        scripts.append(operands[0])
-    for script in scripts:
-        if DYN in script or _sed_runs_or_writes(script):
-            found.append(Danger(script, "this sed script runs commands or writes files (e, w)"))
-    return found
 
 
 def _sed_runs_or_writes(script: str) -> bool:
@@ -1668,151 +1545,181 @@ def _sed_runs_or_writes(script: str) -> bool:
     return False
 
 
-def _zip(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = [Danger(w, "zip -TT runs a program") for w in words[1:] if w == "-TT" or w.startswith("-TT")]
-    return found + _long_dangers(words[1:], frozenset({"--unzip-command"}), "zip runs a program")
+def _sed_script(args: Sequence[str], _launch: Path | None) -> list[Danger]:
+    """sed's script (``-e``, or the first operand) read as sed reads it: ``e``, ``w``, ``W`` found."""
+    scan = scan_options(list(args), tables._SED_DANGER_SPEC, stop_at_operand=False)
+    scripts = [value for option, value in scan.options if option in ("-e", "--expression") and value is not None]
+    if not scripts and scan.rest:
+        scripts.append(scan.rest[0])  # (after -f too: the first operand is then read as a script, to be safe)
+    return [
+        Danger(script, "this sed script runs commands or writes files (e, w)")
+        for script in scripts
+        if DYN in script or _sed_runs_or_writes(script)
+    ]
 
 
-def _pager(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = [Danger(w, "a + command runs pager commands (! runs a shell)") for w in args if w.startswith("+")]
-    found += _long_dangers(
-        args,
-        frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
-        "less writes a file or reads key bindings that run commands",
-    )
-    found += _short_dangers(args, "oOk", "oOkbhjpPtTxyz#", "less writes a file or reads key bindings")
-    return found
+_AWK_SPEC = OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"}))
+_AWK_FILES = frozenset({"-f", "--file", "-E", "-i", "--include", "-l", "--load"})
+_AWK_RUNS = re.compile(r"system|getline|[|>]|@load|@include|ENVIRON")
 
 
-def _vim(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = [Danger(w, "a + command runs editor commands (! runs a shell)") for w in args if w.startswith("+")]
-    found += _long_dangers(args, frozenset({"--cmd", "--startuptime"}), "vim runs commands or writes a file")
-    found += _short_dangers(args, "cSsuUwWeE", "cSsuUwWTirtq", "vim runs commands or writes files with this option")
-    return found
-
-
-def _make(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = _long_dangers(args, frozenset({"--eval"}), "make --eval adds rules that run commands")
-    found += _short_dangers(args, "E", "CfIoWE", "make -E adds rules that run commands")
-    scan = scan_options(
-        args,
-        OptionSpec(
-            short_value="CfIoWE", short_optional="jlO", long_value=frozenset({"--file", "--makefile", "--directory"})
-        ),
-        stop_at_operand=False,
-    )
-    for option, value in scan.options:
-        if option in ("-f", "--file", "--makefile") and (value in _STDIN_FILES or value is None):
-            found.append(Danger(option, "make -f - reads its rules from its input"))
-        elif option in ("-f", "--file", "--makefile", "-C", "--directory", "-I") and (
-            _launch is None or not inside(value, _launch)
-        ):
-            found.append(Danger(option, f"make {option} reads rules from outside the launch folder"))
-    for operand in scan.rest:
-        if re.match(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=", operand):
-            found.append(Danger(operand.split("=")[0].rstrip(":+?! "), "a make variable set on the command line"))
-    return found
-
-
-def _awk_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    scan = scan_options(
-        list(words[1:]), OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"}))
-    )
-    found: list[Danger] = []
-    programs: list[str] = []
-    for option, value in scan.options:
-        if option in ("-f", "--file", "-E", "-i", "--include", "-l", "--load"):
-            found.append(Danger(option, "awk runs a program file or loads an extension"))
-        elif option in ("-e", "--source") and value is not None:
-            programs.append(value)
-    if not programs and not found and scan.rest:
+def _awk_program(args: Sequence[str], _launch: Path | None) -> list[Danger]:
+    """awk's program text (``-e``/``--source``, or the first operand): what runs commands or writes."""
+    scan = scan_options(list(args), _AWK_SPEC)
+    programs = [value for option, value in scan.options if option in ("-e", "--source") and value is not None]
+    if not programs and not any(option in _AWK_FILES for option, _v in scan.options) and scan.rest:
         programs.append(scan.rest[0])
-    for program in programs:
-        if DYN in program or re.search(r"system|getline|[|>]|@load|@include|ENVIRON", program):
-            found.append(Danger(program, "this awk program runs commands or writes files"))
-    return found
+    return [
+        Danger(program, "this awk program runs commands or writes files")
+        for program in programs
+        if DYN in program or _AWK_RUNS.search(program)
+    ]
 
 
-def _go(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = [w.replace("--", "-", 1) if w.startswith("--") else w for w in words[1:]]
-    found = _long_dangers(args[1:], frozenset({"-exec", "-toolexec", "-overlay"}), "go runs a program with this option")
-    found += _folder_options(args, ("-C", "-modfile"), "go", _launch)
-    return found
-
-
-def _folder_options(args: Sequence[str], options: Sequence[str], program: str, launch: Path | None) -> list[Danger]:
-    """``-C dir`` / ``--opt=path`` options naming a place outside the launch folder (another project's
-    configuration or scripts then run)."""
-    found: list[Danger] = []
-    for index, arg in enumerate(args):
-        for option in options:
-            value: str | None = None
-            if arg == option and index + 1 < len(args):
-                value = args[index + 1]
-            elif arg.startswith(option + "="):
-                value = arg.split("=", 1)[1]
-            else:
-                continue
-            if launch is None or not inside(value, launch):
-                found.append(Danger(option, f"{program} {option} points outside the launch folder"))
-    return found
-
-
-def _npm(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(
-        words[1:],
-        frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
-        "npm runs another program or reads a configuration that does",
-    )
-    return found + _folder_options(words[1:], ("--prefix", "-C"), "npm", _launch)
-
-
-def _cargo(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
-    return found + _folder_options(words[1:], ("--manifest-path", "-C"), "cargo", _launch)
-
-
-def _terraform(words: Sequence[str], launch: Path | None) -> list[Danger]:
-    for word in words[1:]:
-        if word.startswith("-chdir="):
-            if launch is None or not inside(word.split("=", 1)[1], launch):
-                return [Danger("-chdir", "terraform -chdir outside the launch folder")]
-        elif not word.startswith("-"):
-            break
-    return []
-
-
-_DANGERS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
-    "git": _git,
-    "find": _find_dangers,
-    "sed": _sed,
-    "gsed": _sed,
-    "zip": _zip,
-    "less": _pager,
-    "more": _pager,
-    "most": _pager,
-    "vim": _vim,
-    "vi": _vim,
-    "nvim": _vim,
-    "view": _vim,
-    "vimdiff": _vim,
-    "gvim": _vim,
-    "make": _make,
-    "gmake": _make,
-    "awk": _awk_dangers,
-    "gawk": _awk_dangers,
-    "mawk": _awk_dangers,
-    "nawk": _awk_dangers,
-    "go": _go,
-    "npm": _npm,
-    "pnpm": _npm,
-    "yarn": _npm,
-    "cargo": _cargo,
-    "terraform": _terraform,
+# the parsers a table may name as its ``hook``: knowledge that needs real reading, not a list
+HOOKS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
+    "sed-script": _sed_script,
+    "awk-program": _awk_program,
 }
+
+
+def _outside(value: str | None, launch: Path | None) -> bool:
+    return launch is None or not inside(value, launch)
+
+
+def _other_repository(value: str | None, launch: Path | None) -> bool:
+    return launch is not None and inside(value, launch) and other_repository(value, launch)
+
+
+# the value tests a table's ValueCheck names (tables.ValueTest); "assignment" judges operands
+VALUE_TESTS: dict[str, Callable[[str | None, Path | None], bool]] = {
+    "present": lambda _value, _launch: True,
+    "stdin": lambda value, _launch: value is None or value in _STDIN_FILES,
+    "outside": _outside,
+    "other-repository": _other_repository,
+}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=")
+
+
+def _valued(args: Sequence[str], names: frozenset[str]) -> list[tuple[str, str | None]]:
+    """``opt value`` and ``opt=value`` anywhere in ``args``, for the options ``names``."""
+    found: list[tuple[str, str | None]] = []
+    for index, arg in enumerate(args):
+        if arg in names:
+            found.append((arg, args[index + 1] if index + 1 < len(args) else None))
+        elif "=" in arg and arg.split("=", 1)[0] in names:
+            found.append((arg.split("=", 1)[0], arg.split("=", 1)[1]))
+    return found
+
+
+def _judge_options(
+    args: list[str], options: tables.OptionDangers, name: str, launch: Path | None, sub: str = ""
+) -> list[Danger]:
+    """What a table's :class:`~maia.permissions.tables.OptionDangers` finds in ``args`` (long prefixes
+    already spelled out); each danger's ``key`` says which declared danger it is (examples cover each)."""
+    where = f"sub:{sub}/" if sub else ""
+
+    def why(text: str, option: str = "") -> str:
+        return text.replace("{sub}", sub).replace("{option}", option)
+
+    if options.single_dash:
+        args = ["-" + a[2:] if a.startswith("--") else a for a in args]
+    if options.first_cluster and args and not args[0].startswith("-"):
+        args = ["-" + args[0], *args[1:]]  # old style: tar xzf … is a cluster of options
+    found: list[Danger] = []
+    if options.long:
+        found += [
+            Danger(d.token, why(options.long_why), key=f"{where}long:{d.token}")
+            for d in _long_dangers(args, options.long, "")
+        ]
+    if options.short:
+        found += [
+            Danger(d.token, why(options.short_why), key=f"{where}short:{d.token[1:]}")
+            for d in _short_dangers(args[:1] if options.first_only else args, options.short, options.short_values, "")
+        ]
+    if options.words or options.prefixes:
+        for arg in args:
+            if arg in options.words:
+                found.append(Danger(arg, why(options.words_why), key=f"{where}word:{arg}"))
+            elif options.prefixes and arg.startswith(options.prefixes):
+                prefix = next(p for p in options.prefixes if arg.startswith(p))
+                found.append(Danger(arg, why(options.words_why), key=f"{where}prefix:{prefix}"))
+    if options.spec is not None and (options.values or options.uncertain):
+        scan = scan_options(args, options.spec, stop_at_operand=not options.anywhere)
+        pairs = scan.options
+        operands = scan.rest
+        if not scan.certain and options.uncertain:
+            found.append(Danger(name, why(options.uncertain), key=f"{where}uncertain"))
+    elif options.values:
+        pairs = _valued(args, frozenset().union(*(check.options for check in options.values)))
+        operands = [a for a in args if not a.startswith("-")]
+    for number, check in enumerate(options.values):
+        key = f"{where}value:{number}"
+        if check.test == "assignment":
+            found.extend(
+                Danger(operand.split("=")[0].rstrip(":+?! "), why(check.why), check.nameable, key)
+                for operand in operands
+                if _ASSIGNMENT.match(operand)
+            )
+            continue
+        test = VALUE_TESTS[check.test]
+        found.extend(
+            Danger(check.token or option, why(check.why, option), check.nameable, key)
+            for option, value in pairs
+            if option in check.options and test(value, launch)
+        )
+    if options.hook:
+        found += [
+            Danger(d.token, d.why, d.nameable, f"{where}hook:{options.hook}") for d in HOOKS[options.hook](args, launch)
+        ]
+    return found
+
+
+def _judge_subcommands(args: list[str], subs: tables.Subcommands, name: str, launch: Path | None) -> list[Danger]:
+    """The dangers past a program's global options: every subcommand's, then its own."""
+    rest = scan_options(args, subs.spec).rest
+    sub = rest[0] if rest else ""
+    tail = rest[1:]
+    found = _judge_options(tail, subs.every, name, launch, sub)
+    own = subs.each.get(sub)
+    if own is not None:
+        found += _judge_options(tail, own, name, launch, sub)
+        if own.itself:
+            found.append(Danger(sub, own.itself, key=f"sub:{sub}/itself"))
+    return found
+
+
+def declared(table: tables.Table) -> set[str]:
+    """The keys of every danger a table declares (its ``match`` examples must show each)."""
+    keys: set[str] = set()
+
+    def add(options: tables.OptionDangers, where: str = "") -> None:
+        keys.update(f"{where}long:{o}" for o in options.long)
+        keys.update(f"{where}short:{letter}" for letter in options.short)
+        keys.update(f"{where}word:{w}" for w in options.words)
+        keys.update(f"{where}prefix:{p}" for p in options.prefixes)
+        # a folder of another repository needs a real one: tests/permissions show it (git -C vendor/lib)
+        keys.update(f"{where}value:{n}" for n, check in enumerate(options.values) if check.test != "other-repository")
+        if options.uncertain:
+            keys.add(f"{where}uncertain")
+        if options.itself:
+            keys.add(f"{where}itself")
+        if options.hook:
+            keys.add(f"{where}hook:{options.hook}")
+
+    if table.option_dangers is not None:
+        add(table.option_dangers)
+    if table.subcommands is not None:
+        for sub, options in table.subcommands.each.items():
+            add(options, f"sub:{sub}/")
+        keys.update(f"sub:*/{key}" for key in _every_keys(table.subcommands.every))
+    keys.update(f"dangerous:{o}" for o in table.dangerous)
+    return keys
+
+
+def _every_keys(options: tables.OptionDangers) -> set[str]:
+    return {f"long:{o}" for o in options.long} | {f"short:{letter}" for letter in options.short}
+
 
 # run their project's code: in a folder nobody checked, they run anything (git's hooks and config too)
 FOLDER_SENSITIVE = frozenset(
@@ -1855,7 +1762,6 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     if not part.words:
         return []
     name = program_name(part.program)
-    check = _DANGERS.get(name)
     found: list[Danger] = []
     table = tables.BY_NAME.get(name)
     words = part.words
@@ -1868,16 +1774,20 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
             for arg in reading.doubtful
         )
         found.extend(
-            Danger(option, f"{arg.split('=', 1)[0]} is how {name} may read {option}, which writes or runs something")
-            for arg, option in reading.dangerous
+            Danger(
+                option,
+                f"{arg.split('=', 1)[0]} is how {name} may read {option}, which writes or runs something",
+                key=f"dangerous:{option}",
+            )
             if arg.split("=", 1)[0] != option
+            else Danger(option, f"{name} {option} writes or runs something", key=f"dangerous:{option}")
+            for arg, option in reading.dangerous
         )
-    options = table.option_dangers if table is not None else None
-    if check is not None or options is not None:
-        if options is not None:
-            found.extend(_option_dangers(words, options))
-        if check is not None:
-            found.extend(check(words, launch))
+    if table is not None and (table.option_dangers is not None or table.subcommands is not None):
+        if table.option_dangers is not None:
+            found.extend(_judge_options(list(words[1:]), table.option_dangers, name, launch))
+        if table.subcommands is not None:
+            found.extend(_judge_subcommands(list(words[1:]), table.subcommands, name, launch))
         for index, word in enumerate(part.words[1:], start=1):
             if DYN in word:
                 found.append(
@@ -1890,19 +1800,6 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     if part.folder_moved and name in FOLDER_SENSITIVE:
         found.append(
             Danger(name, f"{name} runs in a folder outside the launch folder (it reads its configuration there)", False)
-        )
-    return found
-
-
-def _option_dangers(words: Sequence[str], options: tables.OptionDangers) -> list[Danger]:
-    """A table's dangerous options, as written in ``words`` (long prefixes already spelled out)."""
-    args = list(words[1:])
-    if options.first_cluster and args and not args[0].startswith("-"):
-        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
-    found = _long_dangers(args, options.long, options.long_why) if options.long else []
-    if options.short:
-        found += _short_dangers(
-            args[:1] if options.first_only else args, options.short, options.short_values, options.short_why
         )
     return found
 
@@ -2044,7 +1941,6 @@ def may_act(name: str) -> bool:
 
 def check_examples() -> list[str]:
     """Every table's examples, checked: the failures, in words (empty when all hold)."""
-    from maia.permissions.parts import Part
 
     failures: list[str] = []
     seen: set[str] = set()
@@ -2053,22 +1949,60 @@ def check_examples() -> list[str]:
         seen.update(table.names)
     launch = Path("/nonexistent-maia-launch")
     for table in tables.TABLES:
-        for command in (*table.match, *table.not_match):
-            words = tuple(shlex.split(command))
-            if words[0] not in table.names:
-                failures.append(f"{table.names[0]}: example {command!r} runs another program")
-                continue
-            part = Part(words)
-            found = (
-                bool(tables.written(words, launch))
-                or bool(dangers(part, launch))
-                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
-            )
-            if found != (command in table.match):
-                failures.append(
-                    f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
-                )
+        failures.extend(_check_table(table, launch))
     from maia.permissions import always  # it reads the tables only: no cycle
 
     failures.extend(always.check_examples())
     return failures
+
+
+def _check_table(table: tables.Table, launch: Path) -> list[str]:
+    """One table's examples: each ``match`` finds something, each ``not_match`` nothing, and every
+    danger the table declares is found by one of its ``match`` examples."""
+    from maia.permissions.parts import Part
+
+    failures: list[str] = []
+    key = table.names[0]
+    for options in _all_options(table):
+        if options.hook and options.hook not in HOOKS:
+            failures.append(f"{key}: no parser named {options.hook!r}")
+        failures.extend(
+            f"{key}: no value test named {check.test!r}"
+            for check in options.values
+            if check.test not in VALUE_TESTS and check.test != "assignment"
+        )
+    if failures:
+        return failures
+    shown: set[str] = set()
+    for command in (*table.match, *table.not_match):
+        try:
+            words = tuple(shlex.split(command))
+        except ValueError:
+            failures.append(f"{key}: example {command!r} is not a command")
+            continue
+        if not words or words[0] not in table.names:
+            failures.append(f"{key}: example {command!r} runs another program")
+            continue
+        found = dangers(Part(words), launch)
+        if command in table.match:
+            shown.update(danger.key for danger in found)
+        hit = (
+            bool(tables.written(words, launch))
+            or bool(found)
+            or any(isinstance(inner, Opaque) for inner in inner_commands(words))
+        )
+        if hit != (command in table.match):
+            failures.append(f"{key}: {command!r} should {'' if command in table.match else 'not '}be found")
+    every = {k.partition("/")[2] for k in shown if k.startswith("sub:")}
+    for missing in sorted(declared(table)):
+        if missing in shown or (missing.startswith("sub:*/") and missing[6:] in every):
+            continue
+        failures.append(f"{key}: no match example shows {missing}")
+    return failures
+
+
+def _all_options(table: tables.Table) -> list[tables.OptionDangers]:
+    found = [table.option_dangers] if table.option_dangers is not None else []
+    if table.subcommands is not None:
+        found += [table.subcommands.every, *table.subcommands.each.values()]
+    return found

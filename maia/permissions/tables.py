@@ -123,9 +123,36 @@ Always = Literal["word", "exact", "reader", "never"] | Level
 AlwaysField = Always | Mapping[str, Always | None] | None
 
 
+# What makes an option's value (or an operand) dangerous: a small fixed vocabulary, each word one
+# predicate of programs.py (``VALUE_TESTS`` there), so a table says *what* it checks, never *how*.
+ValueTest = Literal[
+    "present",  # the option is given at all (``git -c``, ``sed -f``)
+    "stdin",  # its value is the standard input (``make -f -``): text nobody saw
+    "outside",  # its value is a folder or file outside the launch folder (``npm --prefix /elsewhere``)
+    "other-repository",  # a folder inside the launch folder that belongs to another git repository
+    "assignment",  # an operand ``NAME=value`` (``make CC=x``): a variable the program's own files use
+]
+VALUE_TEST_NAMES: frozenset[str] = frozenset({"present", "stdin", "outside", "other-repository", "assignment"})
+
+
+@dataclass(frozen=True, slots=True)
+class ValueCheck:
+    """Options whose value ``test`` judges (operands, for ``assignment``); ``token`` is what a rule must name
+    (default: the option as found); ``nameable`` False: no rule can name it, it is always asked."""
+
+    options: frozenset[str]
+    test: ValueTest
+    why: str
+    token: str = ""
+    nameable: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class OptionDangers:
-    """Options that write a file or run a program, read as written (after long prefixes are spelled out)."""
+    """Options that write a file or run a program, read as written (after long prefixes are spelled out).
+
+    A ``why`` may hold ``{sub}``: the subcommand the danger was found under (git's tables).
+    """
 
     long: frozenset[str] = frozenset()  # ``--name`` and ``--name=value``
     long_why: str = ""
@@ -134,6 +161,26 @@ class OptionDangers:
     short_why: str = ""
     first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
     first_only: bool = False  # short options are read in the first argument only (time -o FILE cmd)
+    words: frozenset[str] = frozenset()  # whole arguments, anywhere (find's ``-exec``, ``-delete``)
+    prefixes: tuple[str, ...] = ()  # arguments starting so, anywhere (a pager's ``+cmd``, zip's ``-TT…``)
+    words_why: str = ""
+    single_dash: bool = False  # Go's flag package: ``--exec`` is ``-exec`` (and ``--`` is no end)
+    spec: OptionSpec | None = None  # how ``values`` are read (None: ``opt value`` / ``opt=value`` anywhere)
+    anywhere: bool = False  # with ``spec``: options after operands count too (GNU getopt's permutation)
+    values: tuple[ValueCheck, ...] = ()
+    uncertain: str = ""  # with ``spec``: options ``spec`` cannot read for sure are a danger, this why
+    itself: str = ""  # a subcommand dangerous whatever its options (``git difftool``): this why
+    hook: str = ""  # a real parser in programs.py (``HOOKS``): ``sed-script``, ``awk-program``
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommands:
+    """A program's subcommands past its global options (``spec``): the dangers in ``every`` subcommand's
+    arguments, and each one's own (``each``)."""
+
+    spec: OptionSpec
+    every: OptionDangers = field(default_factory=OptionDangers)
+    each: Mapping[str, OptionDangers] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +197,7 @@ class Table:
     triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
     always: AlwaysField = None
     option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
+    subcommands: Subcommands | None = None  # dangers past the global options, per subcommand
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
@@ -595,6 +643,12 @@ def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
 
 
 _PLAIN = OptionSpec(long_flags=None)
+_SED_DANGER_SPEC = OptionSpec(
+    short_value="efl",
+    short_optional="i",
+    long_value=frozenset({"--expression", "--file", "--line-length"}),
+    long_flags=None,
+)
 
 
 def _zip_archive(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -683,7 +737,15 @@ TABLES: tuple[Table, ...] = (
             ),
             ("-o", "--output"),
         ),
-        match=("sort -o .env data.txt", "sort --o=.env data.txt", "sort --outp .env x", "sort --zz x"),
+        match=(
+            "sort -o .env data.txt",
+            "sort --o=.env data.txt",
+            "sort --outp .env x",
+            "sort --zz x",
+            "sort --output=x data.txt",
+            "sort --compress-program=gzip data.txt",
+            "sort --compress=gzip data.txt",
+        ),
         not_match=("sort -n data.txt", "sort --rev data.txt", "sort -k2 -t, data.txt"),
     ),
     Table(
@@ -732,7 +794,39 @@ TABLES: tuple[Table, ...] = (
         ),
         complete=True,
         dangerous=frozenset({"--eval"}),
-        match=("make --ev='x:; true' x", "make --eval=x", "make --nonsense"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--eval"}),
+            long_why="make --eval adds rules that run commands",
+            short="E",
+            short_values="CfIoWE",
+            short_why="make -E adds rules that run commands",
+            spec=OptionSpec(
+                short_value="CfIoWE",
+                short_optional="jlO",
+                long_value=frozenset({"--file", "--makefile", "--directory"}),
+            ),
+            anywhere=True,
+            values=(
+                ValueCheck(
+                    frozenset({"-f", "--file", "--makefile"}), "stdin", "make -f - reads its rules from its input"
+                ),
+                ValueCheck(
+                    frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-I"}),
+                    "outside",
+                    "make {option} reads rules from outside the launch folder",
+                ),
+                ValueCheck(frozenset(), "assignment", "a make variable set on the command line"),
+            ),
+        ),
+        match=(
+            "make --ev='x:; true' x",
+            "make --eval=x",
+            "make --nonsense",
+            "make -E 'x:; true' x",
+            "make -f -",
+            "make -C /tmp",
+            "make CC=x",
+        ),
         not_match=("make", "make -j4 test", "make --keep-go test"),
     ),
     Table(
@@ -758,6 +852,107 @@ TABLES: tuple[Table, ...] = (
         triggers=frozenset(
             {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
         ),
+        option_dangers=OptionDangers(
+            spec=GIT_GLOBAL_OPTIONS,
+            values=(
+                ValueCheck(
+                    frozenset({"-c", "--config-env"}),
+                    "present",
+                    "git -c sets configuration, which can run commands (core.*, alias.*)",
+                ),
+                ValueCheck(
+                    frozenset({"--git-dir", "--work-tree", "--exec-path"}),
+                    "present",
+                    "git {option} points git at another repository or program",
+                    nameable=False,
+                ),
+                ValueCheck(
+                    frozenset({"-C"}),
+                    "outside",
+                    "git -C outside the launch folder runs with that repository's configuration",
+                ),
+                ValueCheck(
+                    frozenset({"-C"}),
+                    "other-repository",
+                    "git -C names another repository inside the launch folder (its configuration runs)",
+                    nameable=False,
+                ),
+            ),
+            uncertain="git options that cannot be read for sure",
+        ),
+        subcommands=Subcommands(
+            GIT_GLOBAL_OPTIONS,
+            every=OptionDangers(
+                long=frozenset(
+                    {
+                        "--output",
+                        "--ext-diff",
+                        "--textconv",
+                        "--upload-pack",
+                        "--receive-pack",
+                        "--exec",
+                        "--open-files-in-pager",
+                        "--extcmd",
+                        "--tool",
+                        "--config",
+                        "--template",
+                        "--separate-git-dir",
+                        "--exec-path",
+                        "--no-index",  # git diff --no-index compares any two files: it reads outside the repository
+                        "--pathspec-from-file",
+                        "--file",  # git commit --file, git config --file: another file read or written
+                    }
+                ),
+                long_why="git {sub} with this option writes files or runs commands",
+            ),
+            each={
+                "grep": OptionDangers(short="O", short_why="git grep -O runs a pager of its choosing"),
+                "difftool": OptionDangers(
+                    short="xt",
+                    short_why="git difftool runs the command it is given",
+                    itself="git difftool can run commands",
+                ),
+                "mergetool": OptionDangers(
+                    short="t",
+                    short_why="git mergetool runs the tool it is given",
+                    itself="git mergetool can run commands",
+                ),
+                "rebase": OptionDangers(short="x", short_why="git rebase -x runs a command"),
+                "clone": OptionDangers(short="uc", short_why="git clone runs a program or sets configuration"),
+                "ls-remote": OptionDangers(short="u", short_why="git ls-remote -u runs a program"),
+                "commit": OptionDangers(short="F", short_why="git commit -F reads another file"),
+                "tag": OptionDangers(
+                    long=frozenset({"--delete", "--force", "--annotate", "--sign"}),
+                    long_why="git tag with this option changes or deletes",
+                    short="Fdfasu",
+                    short_why="git tag with this option reads a file, changes or deletes",
+                ),
+                "branch": OptionDangers(
+                    long=frozenset(
+                        {
+                            "--delete",
+                            "--move",
+                            "--copy",
+                            "--force",
+                            "--set-upstream-to",
+                            "--unset-upstream",
+                            "--edit-description",
+                            "--track",
+                        }
+                    ),
+                    long_why="git branch with this option changes or deletes",
+                    short="dDmMcCfu",
+                    short_why="git branch with this option changes or deletes",
+                ),
+                "remote": OptionDangers(
+                    long=frozenset({"--delete"}), long_why="git remote with this option changes or deletes"
+                ),
+                "filter-branch": OptionDangers(itself="git filter-branch runs the filters it is given"),
+                "filter-repo": OptionDangers(itself="git filter-repo runs the callbacks it is given"),
+                "submodule": OptionDangers(itself="git submodule can run commands (foreach, update hooks)"),
+                "bisect": OptionDangers(itself="git bisect can run commands (bisect run)"),
+            },
+        ),
         match=(
             "git log --output=.env -1",
             "git archive -o .env HEAD",
@@ -768,8 +963,80 @@ TABLES: tuple[Table, ...] = (
             "git restore .env",
             "git apply x.patch",
             "git worktree add ../w",
+            # global options
+            "git -c core.pager=x log",
+            "git --config-env=core.pager=X log",
+            "git --git-dir=elsewhere status",
+            "git -C /tmp status",
+            "git --bogus status",
+            # every subcommand
+            "git diff --ext-diff",
+            "git log --textconv",
+            "git push --receive-pack=x",
+            "git rebase --exec x",
+            "git grep --open-files-in-pager=x y",
+            "git difftool --extcmd=x",
+            "git difftool --tool=x",
+            "git clone --config core.x=y z",
+            "git clone --template=x y",
+            "git clone --separate-git-dir=x y",
+            "git log --exec-path=x",
+            "git diff --no-index a b",
+            "git add --pathspec-from-file=list",
+            "git commit --file=msg",
+            # each subcommand's own
+            "git grep -O x",
+            "git difftool -x x",
+            "git difftool -t x",
+            "git mergetool -t x",
+            "git mergetool",
+            "git rebase -x x",
+            "git clone -u x y",
+            "git clone -c core.x=y z",
+            "git ls-remote -u x y",
+            "git commit -F msg",
+            "git tag -F msg t",
+            "git tag -d t",
+            "git tag -f t",
+            "git tag -a t",
+            "git tag -s t",
+            "git tag -u key t",
+            "git tag --delete t",
+            "git tag --force t",
+            "git tag --annotate t",
+            "git tag --sign t",
+            "git branch -d x",
+            "git branch -D x",
+            "git branch -m x",
+            "git branch -M x",
+            "git branch -c x",
+            "git branch -C x",
+            "git branch -f x",
+            "git branch -u x",
+            "git branch --delete x",
+            "git branch --move x",
+            "git branch --copy x",
+            "git branch --force x",
+            "git branch --set-upstream-to=x",
+            "git branch --unset-upstream",
+            "git branch --edit-description",
+            "git branch --track x",
+            "git remote --delete x",
+            "git filter-branch --tree-filter x",
+            "git filter-repo --force",
+            "git submodule foreach x",
+            "git bisect run x",
         ),
-        not_match=("git status", "git log --oneline -5", "git diff --text", "git config --get user.name"),
+        not_match=(
+            "git status",
+            "git log --oneline -5",
+            "git diff --text",
+            "git config --get user.name",
+            "git branch -a",
+            "git tag -l",
+            "git -C . status",
+            "git --no-pager log",
+        ),
     ),
     Table(
         ("tar", "gtar", "bsdtar"),
@@ -806,7 +1073,21 @@ TABLES: tuple[Table, ...] = (
             {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
         ),
         writes=_tar,
-        match=("tar -xf a.tar", "tar xzf a.tgz", "tar --to-com=sh -xf a.tar", "tar -cf out.tar src"),
+        match=(
+            "tar -xf a.tar",
+            "tar xzf a.tgz",
+            "tar --to-com=sh -xf a.tar",
+            "tar -cf out.tar src",
+            "tar --to-command=sh -xf a.tar",
+            "tar --checkpoint-action=exec=x -cf a.tar src",
+            "tar --use-compress-program=x -tf a.tar",
+            "tar --info-script=x -tf a.tar",
+            "tar --new-volume-script=x -tf a.tar",
+            "tar --rsh-command=x -tf h:a.tar",
+            "tar --rmt-command=x -tf h:a.tar",
+            "tar -I x -tf a.tar",
+            "tar tFf x a.tar",
+        ),
         not_match=("tar -tf a.tar", "tar -xOf a.tar f", "tar --to-stdout -xf a.tar"),
     ),
     Table(
@@ -820,21 +1101,48 @@ TABLES: tuple[Table, ...] = (
         ),
         dangerous=frozenset({"--pre", "--hostname-bin", "--search-zip"}),
         long=frozenset({"--pre-glob"}),
-        match=("rg --pre cat x", "rg --search-zip x"),
+        match=("rg --pre cat x", "rg --search-zip x", "rg --hostname-bin=x y", "rg -z x", "rg -nz x"),
         not_match=("rg -n TODO src", "rg --pre-glob '*.gz' x"),
     ),
     Table(
         ("zip",),
         dangerous=frozenset({"--unzip-command", "--test"}),
         writes=_zip_archive,
-        match=("zip --unzip-command='sh -c x' -T a.zip f", "zip .env data.txt", "zip -r a.zip src"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--unzip-command"}),
+            long_why="zip runs a program",
+            prefixes=("-TT",),
+            words_why="zip -TT runs a program",
+        ),
+        match=(
+            "zip --unzip-command='sh -c x' -T a.zip f",
+            "zip .env data.txt",
+            "zip -r a.zip src",
+            "zip -TT 'sh -c x' -T",
+            "zip --test a.zip",
+        ),
         not_match=("zip",),
     ),
     Table(
         ("npm", "pnpm", "yarn"),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
-        match=("npm --script-sh=/bin/x run t",),
-        not_match=("npm test", "npm run build"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
+            long_why="npm runs another program or reads a configuration that does",
+            values=(
+                ValueCheck(frozenset({"--prefix", "-C"}), "outside", "npm {option} points outside the launch folder"),
+            ),
+        ),
+        match=(
+            "npm --script-sh=/bin/x run t",
+            "npm --script-shell=/bin/x run t",
+            "npm --node-options=x test",
+            "npm --userconfig x test",
+            "npm --globalconfig=x test",
+            "npm exec --call x",
+            "npm --prefix /tmp test",
+        ),
+        not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),
     Table(
         ("rsync",),
@@ -847,7 +1155,15 @@ TABLES: tuple[Table, ...] = (
         ),
         dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
         writes=_rsync,
-        match=("rsync -a src/ dst/", "rsync --rsync-p='x' a b:c"),
+        match=(
+            "rsync -a src/ dst/",
+            "rsync --rsync-p='x' a b:c",
+            "rsync --rsync-path=x a b:c",
+            "rsync --rsh=x a b:c",
+            "rsync -e x a b:c",
+            "rsync --write-batch=x a b:c",
+            "rsync --only-write-batch=x a b:c",
+        ),
         not_match=("rsync -a src/ host:dst/",),
     ),
     Table(
@@ -890,13 +1206,42 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("find",),
         writes=_find,
-        match=("find . -fprint .env", "find build -delete"),
-        not_match=("find . -name x",),
+        option_dangers=OptionDangers(
+            words=frozenset(
+                {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+            ),
+            words_why="find with this action runs commands, deletes or writes files",
+        ),
+        match=(
+            "find . -fprint .env",
+            "find build -delete",
+            "find . -exec ls {} ;",
+            "find . -execdir ls {} +",
+            "find . -ok ls {} ;",
+            "find . -okdir ls {} ;",
+            "find . -fprint0 x",
+            "find . -fprintf x %p",
+            "find . -fls x",
+        ),
+        not_match=("find . -name x", "find src -type f -print"),
     ),
     Table(("dd",), writes=_dd, match=("dd if=a of=.env",), not_match=("dd if=a",)),
     Table(
         ("sed", "gsed"),
         writes=_sed,
+        option_dangers=OptionDangers(
+            spec=_SED_DANGER_SPEC,
+            anywhere=True,
+            values=(
+                ValueCheck(frozenset({"-i", "--in-place"}), "present", "sed -i rewrites files", token="-i"),
+                ValueCheck(
+                    frozenset({"-f", "--file"}),
+                    "present",
+                    "sed -f runs a script file that can write files or run commands",
+                ),
+            ),
+            hook="sed-script",  # the script read as sed reads it: the e, w and W commands and flags
+        ),
         long=frozenset(
             [
                 "--quiet",
@@ -925,8 +1270,12 @@ TABLES: tuple[Table, ...] = (
             "sed -n -e p -i f",
             "sed 'w .env' f",
             "sed -e 's/a/b/w .env' f",
+            "sed -f script.sed f",
+            "sed e f",
+            "sed 's/a/b/e' f",
+            "sed 'W x' f",
         ),
-        not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f"),
+        not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f", "sed '1d;$d' f", "sed 'y/ab/cd/' f"),
     ),
     Table(
         ("uniq",),
@@ -971,7 +1320,7 @@ TABLES: tuple[Table, ...] = (
             OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
             ("-o", "--output"),
         ),
-        match=("shuf -o .env a", "shuf --out=x a"),
+        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a"),
         not_match=("shuf -n1 a",),
     ),
     Table(
@@ -991,7 +1340,7 @@ TABLES: tuple[Table, ...] = (
             OptionSpec(short_value="fto", long_value=frozenset({"--output", "--from-code", "--to-code"})),
             ("-o", "--output"),
         ),
-        match=("iconv -f utf8 -t ascii -o .env a", "iconv --outp=x a"),
+        match=("iconv -f utf8 -t ascii -o .env a", "iconv --outp=x a", "iconv --output=x a"),
         not_match=("iconv -f utf8 -t ascii a", "iconv -l"),
     ),
     Table(
@@ -1023,10 +1372,117 @@ TABLES: tuple[Table, ...] = (
         not_match=("openssl version",),
     ),
     Table(
-        ("less", "more"),
+        ("less", "more", "most"),
         dangerous=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
-        match=("less --log=x f", "less --lesskey-s=k f"),
-        not_match=("less -R f",),
+        option_dangers=OptionDangers(
+            long=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
+            long_why="less writes a file or reads key bindings that run commands",
+            short="oOk",
+            short_values="oOkbhjpPtTxyz#",
+            short_why="less writes a file or reads key bindings",
+            prefixes=("+",),
+            words_why="a + command runs pager commands (! runs a shell)",
+        ),
+        match=(
+            "less --log=x f",
+            "less --lesskey-s=k f",
+            "less --log-file=x f",
+            "less --LOG-FILE=x f",
+            "less --lesskey-file=x f",
+            "less --lesskey-content=x f",
+            "less --lesskey-src=x f",
+            "less +!x f",
+            "less -o x f",
+            "less -RO x f",
+            "more -k x f",
+        ),
+        not_match=("less -R f", "more f", "most f", "less -p o f"),
+    ),
+    Table(
+        ("vim", "vi", "nvim", "view", "vimdiff", "gvim"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--cmd", "--startuptime"}),
+            long_why="vim runs commands or writes a file",
+            short="cSsuUwWeE",
+            short_values="cSsuUwWTirtq",
+            short_why="vim runs commands or writes files with this option",
+            prefixes=("+",),
+            words_why="a + command runs editor commands (! runs a shell)",
+        ),
+        match=(
+            "vim +!x f",
+            "vim --cmd x f",
+            "nvim --startuptime x f",
+            "vi -c x f",
+            "vim -S x f",
+            "vim -s x f",
+            "vim -u x f",
+            "vim -U x f",
+            "vim -w x f",
+            "vim -W x f",
+            "vim -e f",
+            "view -E f",
+        ),
+        not_match=("vim f", "view f", "vimdiff a b", "gvim -R f", "vim -t tag"),
+    ),
+    Table(
+        ("awk", "gawk", "mawk", "nawk"),
+        option_dangers=OptionDangers(
+            spec=OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"})),
+            values=(
+                ValueCheck(
+                    frozenset({"-f", "--file", "-E", "-i", "--include", "-l", "--load"}),
+                    "present",
+                    "awk runs a program file or loads an extension",
+                ),
+            ),
+            hook="awk-program",  # its program text: system(), pipes, getline, @load…
+        ),
+        # every awk is opaque as well (programs.inner_commands): no awk command is ever proved harmless
+        match=("awk -f x f", "awk 'BEGIN{system(\"x\")}'", "gawk '{print}' f"),
+        not_match=(),
+    ),
+    Table(
+        ("go",),
+        option_dangers=OptionDangers(
+            long=frozenset({"-exec", "-toolexec", "-overlay"}),
+            long_why="go runs a program with this option",
+            single_dash=True,
+            values=(
+                ValueCheck(frozenset({"-C", "-modfile"}), "outside", "go {option} points outside the launch folder"),
+            ),
+        ),
+        match=(
+            "go test -exec x",
+            "go test --exec=x",
+            "go build -toolexec=x",
+            "go build -overlay x",
+            "go -C /tmp build",
+            "go build -modfile=/tmp/go.mod",
+        ),
+        not_match=("go test ./...", "go vet", "go -C . build"),
+    ),
+    Table(
+        ("cargo",),
+        option_dangers=OptionDangers(
+            long=frozenset({"--config"}),
+            long_why="cargo --config can set a program to run",
+            values=(
+                ValueCheck(
+                    frozenset({"--manifest-path", "-C"}), "outside", "cargo {option} points outside the launch folder"
+                ),
+            ),
+        ),
+        match=("cargo --config x build", "cargo --manifest-path /tmp/x build"),
+        not_match=("cargo build", "cargo test --release"),
+    ),
+    Table(
+        ("terraform",),
+        option_dangers=OptionDangers(
+            values=(ValueCheck(frozenset({"-chdir"}), "outside", "terraform -chdir outside the launch folder"),),
+        ),
+        match=("terraform -chdir=/tmp plan",),
+        not_match=("terraform plan", "terraform -chdir=. plan"),
     ),
     Table(
         ("patch",),
@@ -1082,7 +1538,14 @@ TABLES: tuple[Table, ...] = (
         long=frozenset({"--output-document", "--output-file", "--append-output", "--directory-prefix"}),
         dangerous=frozenset({"--execute", "--use-askpass", "--post-file", "--body-file"}),
         writes=_wget,
-        match=("wget https://x/y", "wget -O .env https://x"),
+        match=(
+            "wget https://x/y",
+            "wget -O .env https://x",
+            "wget --execute=x -O - https://x",
+            "wget --use-askpass=x -O - https://x",
+            "wget --post-file=x -O - https://x",
+            "wget --body-file=x -O - https://x",
+        ),
         not_match=("wget -O - https://x",),
     ),
     Table(
@@ -1093,7 +1556,7 @@ TABLES: tuple[Table, ...] = (
         writes=_option_values(
             OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
         ),
-        match=("time -o .env ls",),
+        match=("time -o .env ls", "time --output=x ls"),
         not_match=("time ls",),
     ),
     Table(
@@ -1107,7 +1570,7 @@ TABLES: tuple[Table, ...] = (
         option_dangers=OptionDangers(
             frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
         ),
-        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x"),
+        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x", "kubectl --profile-output=x get pods"),
         not_match=("kubectl get pods",),
     ),
     Table(
@@ -1119,7 +1582,7 @@ TABLES: tuple[Table, ...] = (
             "abeEIoOpPsSuUX",
             "strace writes a file or sets the environment",
         ),
-        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls"),
+        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls", "strace --output=x ls"),
         not_match=("strace -p 12",),
     ),
 )
