@@ -1764,6 +1764,10 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     name = program_name(part.program)
     found: list[Danger] = []
     table = tables.BY_NAME.get(name)
+    if table is not None and table_failures(table):
+        # a table that does not hold its own examples is not loaded: nothing it says is trusted
+        why = f"the table of {name} fails its own examples ({table_failures(table)[0]})"
+        return [Danger(name, why, False)]
     words = part.words
     if table is not None and (table.long or table.dangerous):
         # options as the program reads them: --o=x is --output=x for sort, --upload=… --upload-pack for git
@@ -1947,13 +1951,22 @@ def check_examples() -> list[str]:
     for table in tables.TABLES:
         failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
         seen.update(table.names)
-    launch = Path("/nonexistent-maia-launch")
     for table in tables.TABLES:
-        failures.extend(_check_table(table, launch))
-    from maia.permissions import always  # it reads the tables only: no cycle
-
-    failures.extend(always.check_examples())
+        failures.extend(table_failures(table))
     return failures
+
+
+_CHECKED: dict[int, tuple[tables.Table, list[str]]] = {}
+
+
+def table_failures(table: tables.Table) -> list[str]:
+    """A table's examples, checked the first time the table is used (cached): the failures, in words.
+    A table with failures does not load: every command of its programs asks, from doubt."""
+    known = _CHECKED.get(id(table))
+    if known is None or known[0] is not table:
+        _CHECKED[id(table)] = (table, [])  # while its own examples are read
+        known = _CHECKED[id(table)] = (table, _check_table(table, Path("/nonexistent-maia-launch")))
+    return known[1]
 
 
 def _check_table(table: tables.Table, launch: Path) -> list[str]:
@@ -1998,7 +2011,9 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
         if missing in shown or (missing.startswith("sub:*/") and missing[6:] in every):
             continue
         failures.append(f"{key}: no match example shows {missing}")
-    return failures
+    from maia.permissions import always  # it reads the tables only: no cycle
+
+    return failures + always.check_table(table)
 
 
 def _all_options(table: tables.Table) -> list[tables.OptionDangers]:

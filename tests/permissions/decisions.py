@@ -1,18 +1,19 @@
-"""Dump the Bash verdict of every command the permission tests quote, under a few rule sets.
+"""The Bash verdict of every command the permission tests quote, under four rule sets, against a baseline.
 
-Run before and after a change to the permission engine, then compare the two dumps: a command
-allowed after the change that was asked or denied before is a loosening (``--compare OLD NEW``).
+``decisions_baseline.tsv`` holds the verdicts before the program tables became data (issue 26): one
+line per command, a letter per rule set (``A`` allow, ``Q`` ask, ``D`` deny) then the command's
+``repr``. ``test_decisions_baseline.py`` decides them all again: a command allowed now that was asked
+or denied in the baseline is a loosening, and fails. Tightenings are fine (print them with
+``--compare``). After a deliberate, reviewed loosening, write the baseline again with ``--dump``.
 
-    .venv/bin/python bench/permission_decisions.py --dump /tmp/before.tsv
-    .venv/bin/python bench/permission_decisions.py --dump /tmp/after.tsv
-    .venv/bin/python bench/permission_decisions.py --compare /tmp/before.tsv /tmp/after.tsv
+    .venv/bin/python -m tests.permissions.decisions --compare tests/permissions/decisions_baseline.tsv
+    .venv/bin/python -m tests.permissions.decisions --dump tests/permissions/decisions_baseline.tsv
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import itertools
 import shlex
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SOURCES = [
     *sorted((ROOT / "tests" / "permissions").glob("test_*.py")),
     *sorted((ROOT / "tests" / "commands").glob("test_permissions*.py")),
@@ -268,57 +269,71 @@ def scratch_folder(root: Path) -> Path:
     return folder
 
 
-def dump(out: Path) -> int:
-    """Decide every command under every rule set; write ``rules<TAB>verdict<TAB>command`` lines."""
+LETTER = {"allow": "A", "ask": "Q", "deny": "D"}
+RANK = {"D": 0, "Q": 1, "A": 2}
+
+
+def decisions() -> dict[str, str]:
+    """Every command with its verdicts, a letter per rule set (in :func:`rule_sets` order)."""
     from maia.permissions import decide
 
-    lines: list[str] = []
+    found: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         launch = scratch_folder(Path(tmp))
         for command in commands():
-            for name, rules in rule_sets(command).items():
-                verdict = decide("Bash", {"command": command}, rules, launch).value
-                lines.append(f"{name}\t{verdict}\t{command!r}")
-    out.write_text("\n".join(lines) + "\n")
-    return len(lines)
+            found[command] = "".join(
+                LETTER[decide("Bash", {"command": command}, rules, launch).value]
+                for rules in rule_sets(command).values()
+            )
+    return found
 
 
-RANK = {"deny": 0, "ask": 1, "allow": 2}
+def read(path: Path) -> dict[str, str]:
+    """A dump: command → verdict letters."""
+    table: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        letters, command = line.split("\t", 1)
+        table[ast.literal_eval(command)] = letters
+    return table
 
 
-def compare(before: Path, after: Path) -> tuple[list[str], list[str], int]:
-    """The loosenings (a verdict more permissive after) and the tightenings, and how many were compared."""
+def write(path: Path, table: dict[str, str]) -> None:
+    """Write a dump (one line per command)."""
+    path.write_text("".join(f"{letters}\t{command!r}\n" for command, letters in table.items()))
 
-    def read(path: Path) -> dict[tuple[str, str], str]:
-        table = {}
-        for line in path.read_text().splitlines():
-            rules, verdict, command = line.split("\t", 2)
-            table[(rules, command)] = verdict
-        return table
 
-    old, new = read(before), read(after)
+def compare(old: dict[str, str], new: dict[str, str]) -> tuple[list[str], list[str], int]:
+    """The loosenings (a verdict more permissive in ``new``), the tightenings, and how many decisions
+    were compared (commands in both)."""
+    names = list(rule_sets("x"))
     looser: list[str] = []
     tighter: list[str] = []
-    for key in itertools.chain(old):
-        if key not in new:
+    count = 0
+    for command, before in old.items():
+        after = new.get(command)
+        if after is None or len(after) != len(before):
             continue
-        if RANK[new[key]] > RANK[old[key]]:
-            looser.append(f"{key[0]}: {old[key]} -> {new[key]}: {key[1]}")
-        elif RANK[new[key]] < RANK[old[key]]:
-            tighter.append(f"{key[0]}: {old[key]} -> {new[key]}: {key[1]}")
-    return looser, tighter, sum(1 for key in old if key in new)
+        for name, was, now in zip(names, before, after, strict=True):
+            count += 1
+            if RANK[now] > RANK[was]:
+                looser.append(f"{name}: {was} -> {now}: {command!r}")
+            elif RANK[now] < RANK[was]:
+                tighter.append(f"{name}: {was} -> {now}: {command!r}")
+    return looser, tighter, count
 
 
 def main() -> int:
-    """Dump or compare."""
+    """Dump the verdicts, or compare them with a dump."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dump", type=Path)
-    parser.add_argument("--compare", type=Path, nargs=2)
+    parser.add_argument("--compare", type=Path)
     args = parser.parse_args()
+    now = decisions()
     if args.dump:
-        print(f"{dump(args.dump)} decisions written to {args.dump}")
+        write(args.dump, now)
+        print(f"{len(now)} commands written to {args.dump}")
     if args.compare:
-        looser, tighter, count = compare(*args.compare)
+        looser, tighter, count = compare(read(args.compare), now)
         print(f"{count} decisions compared: {len(looser)} looser, {len(tighter)} tighter")
         for line in looser:
             print("LOOSER", line)
