@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -24,7 +25,6 @@ from pathlib import Path
 from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
-from maia.permissions.tables import GIT_GLOBAL_OPTIONS
 from maia.permissions.tables import OTHER_SHELLS as OTHER_SHELLS  # defined with the tables ("always" reads them)
 from maia.permissions.tables import SHELLS as SHELLS
 
@@ -327,6 +327,7 @@ class Opaque:
 
     reason: str
     texts: tuple[str, ...] = ()
+    key: str = field(default="", compare=False)  # which of its table's Runs (examples cover each)
 
 
 Inner = Argv | Script | Opaque
@@ -585,61 +586,8 @@ _INTERPRETER_ALIASES = {
     "luajit": "lua",
     "perl5": "perl",
 }
-# always opaque: they run commands in ways that cannot be read from their arguments
-_ALWAYS_OPAQUE = {
-    "gdb": "gdb runs commands of its own (-ex, shell)",
-    "lldb": "lldb runs commands of its own",
-    "parallel": "parallel builds the commands it runs",
-    "tmux": "tmux runs commands in its sessions",
-    "screen": "screen runs commands in its sessions",
-    "byobu": "byobu runs commands in its sessions",
-    "nsenter": "nsenter runs a command inside other namespaces",
-    "systemd-run": "systemd-run runs a command as a service",
-    "source": "source runs a file's commands in this shell",
-    ".": ". runs a file's commands in this shell",
-    "at": "at runs commands read from its input later",
-    "batch": "batch runs commands read from its input later",
-    "crontab": "crontab installs commands to run later",
-    "sqlite3": "sqlite3 can run shell commands (.shell, .system)",
-    "ex": "ex runs editor commands read from its input",
-    "perf": "perf runs the command it measures, with its own options",
-    "ssh-agent": "ssh-agent runs a command with an agent of its own",
-    "valgrind": "valgrind runs a program under tools of its choosing",
-    "run-parts": "run-parts runs every program of a folder",
-    "hyperfine": "hyperfine runs its arguments as shell commands",
-    "rlwrap": "rlwrap runs a command with its own options",
-    "sshpass": "sshpass runs a command",
-    "firejail": "firejail runs a command in a sandbox of its own",
-    "bwrap": "bwrap runs a command in another file system view",
-    "systemd-nspawn": "systemd-nspawn runs a command in a container",
-    "flatpak-spawn": "flatpak-spawn runs a command outside the sandbox",
-    "numactl": "numactl runs a command",
-    "cgexec": "cgexec runs a command",
-    "proxychains": "proxychains runs a command through a proxy",
-    "proxychains4": "proxychains runs a command through a proxy",
-    "torsocks": "torsocks runs a command",
-    "faketime": "faketime runs a command with a false clock",
-    "eatmydata": "eatmydata runs a command with libraries preloaded",
-    "catchsegv": "catchsegv runs a command",
-    "xvfb-run": "xvfb-run runs a command",
-    "dbus-launch": "dbus-launch runs a command",
-    "entr": "entr runs a command when files change",
-    "cpulimit": "cpulimit runs a command",
-    "chpst": "chpst runs a command",
-    "daemonize": "daemonize runs a command in the background",
-    "start-stop-daemon": "start-stop-daemon runs a program",
-    "mpirun": "mpirun runs a program",
-    "mpiexec": "mpiexec runs a program",
-    "uftrace": "uftrace runs a program",
-    "ltrace": "ltrace runs a program with its own options",
-    "rr": "rr runs and records a program",
-    "expect": "expect runs scripts that can run commands",
-    "tclsh": "tclsh runs Tcl code that can run commands",
-    "wish": "wish runs Tcl code that can run commands",
-    "ed": "ed runs editor commands (! runs a shell)",
-    "emacs": "emacs runs Lisp (--eval, -l) that can run commands",
-    "sudoedit": "sudoedit edits files as another user",
-}
+# always opaque: they run commands in ways that cannot be read from their arguments (tables' ``opaque``)
+_ALWAYS_OPAQUE = {name: table.opaque for table in tables.TABLES for name in table.names if table.opaque}
 
 
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
@@ -678,6 +626,9 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     handler = _SPECIAL.get(name)
     if handler is not None:
         return handler(args, stdin)
+    table = _RUNS.get(name)
+    if table is not None and table.runs is not None:
+        return _table_runs(table, table.runs, args)
     wrapper = _WRAPPERS.get(name)
     if wrapper is None:
         return []
@@ -687,7 +638,7 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
 def _runners() -> frozenset[str]:
     """Every program name inner_commands has something to say about (interpreters aside)."""
     awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
-    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS})
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS, *_RUNS})
 
 
 def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
@@ -782,7 +733,7 @@ def _loader(args: list[str], _stdin: Stdin) -> list[Inner]:
     return [*found, Opaque("the dynamic loader runs a program with libraries of its choosing")]
 
 
-def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
+def _git_runs(args: list[str]) -> list[Inner]:
     """git -c core.*/alias.*/…command=…, difftool -x: programs git runs."""
     scan = scan_options(args, _GIT_GLOBALS.spec)
     found: list[Inner] = []
@@ -822,75 +773,71 @@ def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
     return found
 
 
+# the parsers a table's Runs may name as its ``hook``
+RUN_HOOKS: dict[str, Callable[[list[str]], list[Inner]]] = {"git-runs": _git_runs}
 _GIT_PROGRAM_KEY = re.compile(
     r"command|cmd|helper|program|pager|editor|ssh|hook|textconv|driver|filter|tool|proxy|askpass|exec|fsmonitor"
     r"|include|pack|protocol|url|sendemail|shell|path|external|sequence"
 )
-_TAR_RUNNING = frozenset(
-    {
-        "--to-command",
-        "--checkpoint-action",
-        "--use-compress-program",
-        "--info-script",
-        "--new-volume-script",
-        "--rsh-command",
-        "--rmt-command",
-    }
-)
-
-
-def _tar_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
-    args = list(args)
-    if args and not args[0].startswith("-"):
-        args[0] = "-" + args[0]
-    table = tables.BY_NAME["tar"]
-    reading = tables.read_long(args, table)
-    found: list[Inner] = []
-    for _arg, option in reading.dangerous:
-        if option in _TAR_RUNNING:
-            found.append(Opaque(f"tar {option} runs a program", (_arg.partition("=")[2].replace("exec=", ""),)))
-    spec = OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None)
-    for option, value in scan_options(reading.args, spec, stop_at_operand=False).options:
-        if option in ("-I", "-F") and value:
-            found.append(Opaque(f"tar {option} runs a program", (value,)))
-    return found
-
-
-def _compiler(args: list[str], _stdin: Stdin) -> list[Inner]:
-    for index, arg in enumerate(args):
-        if arg == "-wrapper" and index + 1 < len(args):
-            return [Opaque("gcc -wrapper runs its programs through another", (args[index + 1].replace(",", " "),))]
-        if arg.startswith(("-fplugin", "-B", "--plugin", "-specs", "--specs")):
-            return [Opaque(f"{arg.split('=', 1)[0]} makes the compiler run other programs")]
-    return []
-
-
-def _npm_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
-    scan = scan_options(args, _GLOBALS["npm"].spec)
-    if scan.rest[:1] and scan.rest[0] in ("exec", "x", "explore", "exe"):
-        return [Opaque(f"npm {scan.rest[0]} runs a package's program"), *_uncertain_tails(scan.rest[1:])]
-    return []
-
-
-def _npx(args: list[str], _stdin: Stdin) -> list[Inner]:
-    for index, arg in enumerate(args):
-        if arg in ("-c", "--call") and index + 1 < len(args):
-            return [Script(args[index + 1], exact=False), Opaque("npx -c runs a command line")]
-        if arg.startswith("--call="):
-            return [Script(arg.split("=", 1)[1], exact=False), Opaque("npx -c runs a command line")]
-    return []
-
-
-def _cmake(args: list[str], _stdin: Stdin) -> list[Inner]:
-    if "-E" in args:
-        tail = args[args.index("-E") + 1 :]
-        if tail[:1] and tail[0] in ("env", "time", "chdir"):
-            return [Opaque(f"cmake -E {tail[0]} runs a command"), *_uncertain_tails(tail[1:])]
-    return []
 
 
 def _uncertain_tails(args: Sequence[str]) -> list[Inner]:
     return [Argv(tuple(t), (), False) for t in operand_suffixes(args)]
+
+
+def _table_runs(table: tables.Table, runs: tables.Runs, args: list[str]) -> list[Inner]:
+    """What a table's :class:`~maia.permissions.tables.Runs` finds: options whose value is a command,
+    arguments that load programs, subcommands that run one, and its parser hook."""
+    found: list[Inner] = []
+
+    def opaque(option: str, texts: tuple[str, ...], key: str) -> None:
+        found.append(Opaque(runs.why.replace("{option}", option), texts, key))
+
+    args = list(args)
+    if runs.first_cluster and args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]  # old style: tar cIf … is a cluster of options
+    if table.long or table.dangerous:
+        # every spelling of a long option that runs something (any prefix of it counts)
+        reading = tables.read_long(args, table)
+        for arg, option in reading.dangerous:
+            if option in runs.commands:
+                opaque(option, (arg.partition("=")[2].replace("exec=", ""),), f"runs:{option}")
+        args = reading.args
+    wanted = runs.commands | runs.shell
+    if wanted:
+        if runs.spec is not None:
+            pairs = scan_options(args, runs.spec, stop_at_operand=not runs.anywhere).options
+        else:
+            pairs = _valued(args, wanted)
+        for option, value in pairs:
+            if option in runs.commands and value:
+                texts = (value, value.replace(",", " ")) if "," in value else (value,)
+                opaque(option, texts, f"runs:{option}")
+            elif option in runs.shell and value is not None:
+                found.append(Script(value, exact=False))
+                opaque(option, (), f"runs:{option}")
+    if runs.prefixes:
+        for arg in args:
+            prefix = next((p for p in runs.prefixes if arg.startswith(p)), None)
+            if prefix is not None:
+                opaque(arg.split("=", 1)[0], (), f"runs:{prefix}")
+    for sub in runs.subcommands:
+        first, _space, second = sub.partition(" ")
+        if second:
+            at = args.index(first) if first in args else -1
+            tail = args[at + 2 :] if at >= 0 and args[at + 1 : at + 2] == [second] else None
+        else:
+            rest = scan_options(args, runs.spec or OptionSpec()).rest
+            tail = rest[1:] if rest[:1] == [sub] else None
+        if tail is not None:
+            opaque(sub, (), f"runs:{sub}")
+            found.extend(_uncertain_tails(tail))
+    if runs.hook:
+        found.extend(
+            dataclasses.replace(inner, key=f"runs:hook:{runs.hook}") if isinstance(inner, Opaque) else inner
+            for inner in RUN_HOOKS[runs.hook](args)
+        )
+    return found
 
 
 def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
@@ -1148,12 +1095,9 @@ def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
     return _argv_or_nothing(scan.rest)
 
 
-_COMPILERS = frozenset({"gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran"})
-_SPECIAL_NAMES = (
-    frozenset({"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"})
-    | {"flock", "command", "eval", "capsh", "git", "tar", "gtar", "bsdtar", "npm", "pnpm", "npx", "cmake"}
-    | _COMPILERS
-)
+_SPECIAL_NAMES = frozenset(
+    {"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"}
+) | {"flock", "command", "eval", "capsh"}
 _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "env": _env,
     "xargs": _xargs,
@@ -1172,16 +1116,9 @@ _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "command": _command,
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
     "capsh": _capsh,
-    "git": _git_runs,
-    "tar": _tar_runs,
-    "gtar": _tar_runs,
-    "bsdtar": _tar_runs,
-    "npm": _npm_runs,
-    "pnpm": _npm_runs,
-    "npx": _npx,
-    "cmake": _cmake,
-    **dict.fromkeys(_COMPILERS, _compiler),
 }
+# what the tables say a program runs (tables.Runs): tar -I, gcc -wrapper, npm exec, npx -c, git -c core.*…
+_RUNS: dict[str, tables.Table] = {name: table for table in tables.TABLES for name in table.names if table.runs}
 
 
 _RUNNERS = _runners()
@@ -1190,160 +1127,11 @@ assert set(_SPECIAL) == _SPECIAL_NAMES
 # --- global options: finding the subcommand --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Globals:
-    spec: OptionSpec
-    harmless: frozenset[str]  # options that may be skipped for an allow (the others must be named)
-    folder_options: frozenset[str] = frozenset()  # options naming the folder the program works in
-
-
-_GIT_GLOBALS = _Globals(
-    GIT_GLOBAL_OPTIONS,
-    harmless=frozenset(
-        {
-            "-C",
-            "--no-pager",
-            "-P",
-            "-p",
-            "--paginate",
-            "--no-replace-objects",
-            "--literal-pathspecs",
-            "--glob-pathspecs",
-            "--noglob-pathspecs",
-            "--icase-pathspecs",
-            "--no-optional-locks",
-            "--no-advice",
-            "--namespace",
-        }
-    ),
-    folder_options=frozenset({"-C"}),
-)
-_GLOBALS: dict[str, _Globals] = {
-    "git": _GIT_GLOBALS,
-    "kubectl": _Globals(
-        OptionSpec(
-            short_value="nsv",
-            short_flags="",
-            long_value=frozenset(
-                {
-                    "--namespace",
-                    "--context",
-                    "--kubeconfig",
-                    "--cluster",
-                    "--user",
-                    "--server",
-                    "--token",
-                    "--as",
-                    "--as-group",
-                    "--as-uid",
-                    "--request-timeout",
-                    "--certificate-authority",
-                    "--client-certificate",
-                    "--client-key",
-                    "--tls-server-name",
-                    "--cache-dir",
-                    "--v",
-                    "--log-file",
-                    "--profile",
-                    "--profile-output",
-                }
-            ),
-            long_flags=frozenset(
-                {
-                    "--insecure-skip-tls-verify",
-                    "--match-server-version",
-                    "--warnings-as-errors",
-                    "--disable-compression",
-                }
-            ),
-        ),
-        harmless=frozenset(
-            {
-                "-n",
-                "--namespace",
-                "--context",
-                "--cluster",
-                "--user",
-                "--request-timeout",
-                "-v",
-                "--v",
-                "--match-server-version",
-                "--warnings-as-errors",
-                "--disable-compression",
-            }
-        ),
-    ),
-    "helm": _Globals(
-        OptionSpec(
-            short_value="n",
-            long_value=frozenset({"--namespace", "--kube-context", "--kubeconfig", "--registry-config"}),
-            long_flags=frozenset({"--debug"}),
-        ),
-        harmless=frozenset({"-n", "--namespace", "--kube-context", "--debug"}),
-    ),
-    "terraform": _Globals(
-        OptionSpec(short_flags="", long_flags=frozenset(), single_dash_long=frozenset({"-chdir"})),
-        harmless=frozenset({"-chdir"}),
-        folder_options=frozenset({"-chdir"}),
-    ),
-    "npm": _Globals(
-        OptionSpec(
-            short_value="wC",
-            short_flags="gsqd",
-            long_value=frozenset(
-                {"--registry", "--prefix", "--userconfig", "--globalconfig", "--cache", "--loglevel", "--workspace"}
-            ),
-            long_flags=frozenset({"--global", "--silent", "--quiet", "--workspaces", "--offline", "--no-color"}),
-        ),
-        harmless=frozenset(
-            {"--registry", "--loglevel", "-w", "--workspace", "-s", "-q", "-d", "--silent", "--quiet", "--workspaces"}
-        ),
-        folder_options=frozenset({"--prefix", "-C"}),
-    ),
-    "docker": _Globals(
-        OptionSpec(
-            short_value="Hcl",
-            short_flags="Dv",
-            long_value=frozenset(
-                {"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}
-            ),
-            long_flags=frozenset({"--debug", "--tls", "--tlsverify"}),
-        ),
-        harmless=frozenset({"-D", "--debug", "-l", "--log-level", "-H", "--host", "-c", "--context"}),
-    ),
-    "cargo": _Globals(
-        OptionSpec(
-            short_value="CZ",
-            short_flags="vq",
-            long_value=frozenset({"--config", "--color"}),
-            long_flags=frozenset({"--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
-        ),
-        harmless=frozenset({"-v", "-q", "--color", "--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
-        folder_options=frozenset({"-C"}),
-    ),
-    "aws": _Globals(
-        OptionSpec(
-            long_value=frozenset(
-                {
-                    "--profile",
-                    "--region",
-                    "--output",
-                    "--endpoint-url",
-                    "--query",
-                    "--color",
-                    "--ca-bundle",
-                    "--cli-read-timeout",
-                    "--cli-connect-timeout",
-                }
-            ),
-            long_flags=frozenset({"--debug", "--no-paginate", "--no-verify-ssl", "--no-sign-request"}),
-        ),
-        harmless=frozenset({"--profile", "--region", "--output", "--query", "--color", "--debug", "--no-paginate"}),
-    ),
+# global options before a subcommand: each table's ``globals`` (tables.py)
+_GLOBALS: dict[str, tables.Globals] = {
+    name: table.globals for table in tables.TABLES for name in table.names if table.globals is not None
 }
-_GLOBALS["podman"] = _GLOBALS["docker"]
-_GLOBALS["pnpm"] = _GLOBALS["npm"]
-_GLOBALS["yarn"] = _GLOBALS["npm"]
+_GIT_GLOBALS = tables.GIT_GLOBALS
 
 
 def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | None = None) -> list[tuple[str, ...]]:
@@ -1714,6 +1502,11 @@ def declared(table: tables.Table) -> set[str]:
             add(options, f"sub:{sub}/")
         keys.update(f"sub:*/{key}" for key in _every_keys(table.subcommands.every))
     keys.update(f"dangerous:{o}" for o in table.dangerous)
+    if table.runs is not None:
+        runs = table.runs
+        keys.update(f"runs:{o}" for o in (*runs.commands, *runs.shell, *runs.prefixes, *runs.subcommands))
+        if runs.hook:
+            keys.add(f"runs:hook:{runs.hook}")
     return keys
 
 
@@ -1976,6 +1769,8 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
 
     failures: list[str] = []
     key = table.names[0]
+    if table.runs is not None and table.runs.hook and table.runs.hook not in RUN_HOOKS:
+        failures.append(f"{key}: no parser named {table.runs.hook!r}")
     for options in _all_options(table):
         if options.hook and options.hook not in HOOKS:
             failures.append(f"{key}: no parser named {options.hook!r}")
@@ -1997,13 +1792,11 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
             failures.append(f"{key}: example {command!r} runs another program")
             continue
         found = dangers(Part(words), launch)
+        hidden = [inner for inner in inner_commands(words) if isinstance(inner, Opaque)]
         if command in table.match:
             shown.update(danger.key for danger in found)
-        hit = (
-            bool(tables.written(words, launch))
-            or bool(found)
-            or any(isinstance(inner, Opaque) for inner in inner_commands(words))
-        )
+            shown.update(inner.key for inner in hidden)
+        hit = bool(tables.written(words, launch)) or bool(found) or bool(hidden)
         if hit != (command in table.match):
             failures.append(f"{key}: {command!r} should {'' if command in table.match else 'not '}be found")
     every = {k.partition("/")[2] for k in shown if k.startswith("sub:")}

@@ -174,6 +174,33 @@ class OptionDangers:
 
 
 @dataclass(frozen=True, slots=True)
+class Runs:
+    """What a program runs besides itself, which its words do not show as a command: opaque (no rule
+    can allow it), its text read anyway for the words of deny rules. ``why`` may hold ``{option}``."""
+
+    why: str
+    spec: OptionSpec | None = None  # how options are read (None: ``opt value`` / ``opt=value`` anywhere)
+    anywhere: bool = False  # with ``spec``: options after operands count too
+    first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
+    commands: frozenset[str] = frozenset()  # options whose value is a program or a command line (tar -I)
+    shell: frozenset[str] = frozenset()  # options whose value is shell text, read for deny (npx -c)
+    prefixes: tuple[str, ...] = ()  # arguments starting so make it run other programs (gcc -fplugin=…)
+    # subcommands that run a program: one word, the first operand past ``spec``'s options (npm exec);
+    # two words, found anywhere in a row (cmake -E env). The words after them may be what runs.
+    subcommands: frozenset[str] = frozenset()
+    hook: str = ""  # a real parser in programs.py (``RUN_HOOKS``): ``git-runs`` (git -c keys, rebase -x…)
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    """A program's options before its subcommand (``git -C dir push``): rules match past them."""
+
+    spec: OptionSpec
+    harmless: frozenset[str]  # options an allow may skip (the others must be named by the rule)
+    folder_options: frozenset[str] = frozenset()  # options naming the folder it works in (harmless inside)
+
+
+@dataclass(frozen=True, slots=True)
 class Subcommands:
     """A program's subcommands past its global options (``spec``): the dangers in ``every`` subcommand's
     arguments, and each one's own (``each``)."""
@@ -198,9 +225,163 @@ class Table:
     always: AlwaysField = None
     option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
     subcommands: Subcommands | None = None  # dangers past the global options, per subcommand
+    globals: Globals | None = None  # options before the subcommand, skipped by rules
+    runs: Runs | None = None  # programs it runs that its words do not show
+    opaque: str = ""  # it always runs something nobody can see (gdb, tmux, parallel…): why
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
+
+
+# global options before a subcommand (``git -C dir push``): the rules match past them
+GIT_GLOBALS = Globals(
+    GIT_GLOBAL_OPTIONS,
+    harmless=frozenset(
+        {
+            "-C",
+            "--no-pager",
+            "-P",
+            "-p",
+            "--paginate",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--namespace",
+        }
+    ),
+    folder_options=frozenset({"-C"}),
+)
+
+KUBECTL_GLOBALS = Globals(
+    OptionSpec(
+        short_value="nsv",
+        short_flags="",
+        long_value=frozenset(
+            {
+                "--namespace",
+                "--context",
+                "--kubeconfig",
+                "--cluster",
+                "--user",
+                "--server",
+                "--token",
+                "--as",
+                "--as-group",
+                "--as-uid",
+                "--request-timeout",
+                "--certificate-authority",
+                "--client-certificate",
+                "--client-key",
+                "--tls-server-name",
+                "--cache-dir",
+                "--v",
+                "--log-file",
+                "--profile",
+                "--profile-output",
+            }
+        ),
+        long_flags=frozenset(
+            {
+                "--insecure-skip-tls-verify",
+                "--match-server-version",
+                "--warnings-as-errors",
+                "--disable-compression",
+            }
+        ),
+    ),
+    harmless=frozenset(
+        {
+            "-n",
+            "--namespace",
+            "--context",
+            "--cluster",
+            "--user",
+            "--request-timeout",
+            "-v",
+            "--v",
+            "--match-server-version",
+            "--warnings-as-errors",
+            "--disable-compression",
+        }
+    ),
+)
+
+HELM_GLOBALS = Globals(
+    OptionSpec(
+        short_value="n",
+        long_value=frozenset({"--namespace", "--kube-context", "--kubeconfig", "--registry-config"}),
+        long_flags=frozenset({"--debug"}),
+    ),
+    harmless=frozenset({"-n", "--namespace", "--kube-context", "--debug"}),
+)
+
+TERRAFORM_GLOBALS = Globals(
+    OptionSpec(short_flags="", long_flags=frozenset(), single_dash_long=frozenset({"-chdir"})),
+    harmless=frozenset({"-chdir"}),
+    folder_options=frozenset({"-chdir"}),
+)
+
+NPM_GLOBALS = Globals(
+    OptionSpec(
+        short_value="wC",
+        short_flags="gsqd",
+        long_value=frozenset(
+            {"--registry", "--prefix", "--userconfig", "--globalconfig", "--cache", "--loglevel", "--workspace"}
+        ),
+        long_flags=frozenset({"--global", "--silent", "--quiet", "--workspaces", "--offline", "--no-color"}),
+    ),
+    harmless=frozenset(
+        {"--registry", "--loglevel", "-w", "--workspace", "-s", "-q", "-d", "--silent", "--quiet", "--workspaces"}
+    ),
+    folder_options=frozenset({"--prefix", "-C"}),
+)
+
+DOCKER_GLOBALS = Globals(
+    OptionSpec(
+        short_value="Hcl",
+        short_flags="Dv",
+        long_value=frozenset(
+            {"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}
+        ),
+        long_flags=frozenset({"--debug", "--tls", "--tlsverify"}),
+    ),
+    harmless=frozenset({"-D", "--debug", "-l", "--log-level", "-H", "--host", "-c", "--context"}),
+)
+
+CARGO_GLOBALS = Globals(
+    OptionSpec(
+        short_value="CZ",
+        short_flags="vq",
+        long_value=frozenset({"--config", "--color"}),
+        long_flags=frozenset({"--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+    ),
+    harmless=frozenset({"-v", "-q", "--color", "--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+    folder_options=frozenset({"-C"}),
+)
+
+AWS_GLOBALS = Globals(
+    OptionSpec(
+        long_value=frozenset(
+            {
+                "--profile",
+                "--region",
+                "--output",
+                "--endpoint-url",
+                "--query",
+                "--color",
+                "--ca-bundle",
+                "--cli-read-timeout",
+                "--cli-connect-timeout",
+            }
+        ),
+        long_flags=frozenset({"--debug", "--no-paginate", "--no-verify-ssl", "--no-sign-request"}),
+    ),
+    harmless=frozenset({"--profile", "--region", "--output", "--query", "--color", "--debug", "--no-paginate"}),
+)
 
 
 # --- reading long options as the program does ---------------------------------------------------------
@@ -684,6 +865,10 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [Target(o) for o in operands if o != "-"]
 
 
+_KUBE_DANGERS = OptionDangers(
+    frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+)
+
 TABLES: tuple[Table, ...] = (
     Table(
         ("sort",),
@@ -831,6 +1016,7 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("git",),
+        globals=GIT_GLOBALS,
         dangerous=frozenset(
             {
                 "--upload-pack",
@@ -849,6 +1035,7 @@ TABLES: tuple[Table, ...] = (
         # real options that are also the start of a dangerous one
         long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
         writes=_git,
+        runs=Runs("git runs a program", hook="git-runs"),  # -c core.*/alias.*…, rebase -x, difftool -x, bisect run
         triggers=frozenset(
             {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
         ),
@@ -1026,6 +1213,7 @@ TABLES: tuple[Table, ...] = (
             "git filter-repo --force",
             "git submodule foreach x",
             "git bisect run x",
+            "git -c core.editor=x commit",
         ),
         not_match=(
             "git status",
@@ -1073,6 +1261,25 @@ TABLES: tuple[Table, ...] = (
             {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
         ),
         writes=_tar,
+        runs=Runs(
+            "tar {option} runs a program",
+            spec=OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None),
+            anywhere=True,
+            first_cluster=True,
+            commands=frozenset(
+                {
+                    "-I",
+                    "-F",
+                    "--to-command",
+                    "--checkpoint-action",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "--rsh-command",
+                    "--rmt-command",
+                }
+            ),
+        ),
         match=(
             "tar -xf a.tar",
             "tar xzf a.tgz",
@@ -1125,6 +1332,12 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("npm", "pnpm", "yarn"),
+        globals=NPM_GLOBALS,
+        runs=Runs(
+            "npm {option} runs a package's program",
+            spec=NPM_GLOBALS.spec,
+            subcommands=frozenset({"exec", "x", "explore", "exe"}),
+        ),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
         option_dangers=OptionDangers(
             long=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
@@ -1141,6 +1354,10 @@ TABLES: tuple[Table, ...] = (
             "npm --globalconfig=x test",
             "npm exec --call x",
             "npm --prefix /tmp test",
+            "npm exec cowsay",
+            "npm x cowsay",
+            "pnpm explore x",
+            "npm exe x",
         ),
         not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),
@@ -1464,6 +1681,7 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("cargo",),
+        globals=CARGO_GLOBALS,
         option_dangers=OptionDangers(
             long=frozenset({"--config"}),
             long_why="cargo --config can set a program to run",
@@ -1477,7 +1695,37 @@ TABLES: tuple[Table, ...] = (
         not_match=("cargo build", "cargo test --release"),
     ),
     Table(
+        ("npx",),
+        runs=Runs("npx -c runs a command line", shell=frozenset({"-c", "--call"})),
+        match=("npx -c 'eslint .'", "npx --call=x"),
+        not_match=("npx eslint .",),
+    ),
+    Table(
+        ("cmake",),
+        runs=Runs("cmake {option} runs a command", subcommands=frozenset({"-E env", "-E time", "-E chdir"})),
+        match=("cmake -E env X=1 make", "cmake -E time make", "cmake -E chdir build make"),
+        not_match=("cmake -S . -B build", "cmake -E echo x"),
+    ),
+    Table(
+        ("gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran"),
+        runs=Runs(
+            "{option} makes the compiler run other programs",
+            commands=frozenset({"-wrapper"}),
+            prefixes=("-fplugin", "-B", "--plugin", "-specs", "--specs"),
+        ),
+        match=(
+            "gcc -wrapper gdb,--args a.c",
+            "gcc -fplugin=x.so a.c",
+            "cc -B/tmp a.c",
+            "clang --plugin x a.c",
+            "gcc -specs=x a.c",
+            "gcc --specs=x a.c",
+        ),
+        not_match=("gcc -O2 -o a a.c", "cc -c a.c"),
+    ),
+    Table(
         ("terraform",),
+        globals=TERRAFORM_GLOBALS,
         option_dangers=OptionDangers(
             values=(ValueCheck(frozenset({"-chdir"}), "outside", "terraform -chdir outside the launch folder"),),
         ),
@@ -1561,18 +1809,30 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("docker", "podman"),
+        globals=DOCKER_GLOBALS,
         option_dangers=OptionDangers(frozenset({"--config"}), "docker --config runs credential helpers"),
         match=("docker --config /tmp/x ps",),
         not_match=("docker ps -a",),
     ),
     Table(
-        ("kubectl", "helm"),
-        option_dangers=OptionDangers(
-            frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+        ("kubectl",),
+        globals=KUBECTL_GLOBALS,
+        option_dangers=_KUBE_DANGERS,
+        match=(
+            "kubectl --kubeconfig x get pods",
+            "kubectl --log-file=x get pods",
+            "kubectl --profile-output=x get pods",
         ),
-        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x", "kubectl --profile-output=x get pods"),
         not_match=("kubectl get pods",),
     ),
+    Table(
+        ("helm",),
+        globals=HELM_GLOBALS,
+        option_dangers=_KUBE_DANGERS,
+        match=("helm --kubeconfig x list", "helm list --log-file=x", "helm list --profile-output=x"),
+        not_match=("helm list",),
+    ),
+    Table(("aws",), globals=AWS_GLOBALS),
     Table(
         ("strace",),
         option_dangers=OptionDangers(
@@ -1587,6 +1847,63 @@ TABLES: tuple[Table, ...] = (
     ),
 )
 
+
+# programs that always run something nobody can see: opaque, whatever their arguments (their
+# operands are still read as commands, for deny rules)
+_OPAQUE_TABLES: tuple[Table, ...] = (
+    Table(("gdb",), opaque="gdb runs commands of its own (-ex, shell)", match=("gdb x",)),
+    Table(("lldb",), opaque="lldb runs commands of its own", match=("lldb x",)),
+    Table(("parallel",), opaque="parallel builds the commands it runs", match=("parallel x",)),
+    Table(("tmux",), opaque="tmux runs commands in its sessions", match=("tmux x",)),
+    Table(("screen",), opaque="screen runs commands in its sessions", match=("screen x",)),
+    Table(("byobu",), opaque="byobu runs commands in its sessions", match=("byobu x",)),
+    Table(("nsenter",), opaque="nsenter runs a command inside other namespaces", match=("nsenter x",)),
+    Table(("systemd-run",), opaque="systemd-run runs a command as a service", match=("systemd-run x",)),
+    Table(("source",), opaque="source runs a file's commands in this shell", match=("source ./env.sh",)),
+    Table((".",), opaque=". runs a file's commands in this shell", match=(". ./env.sh",)),
+    Table(("at",), opaque="at runs commands read from its input later", match=("at x",)),
+    Table(("batch",), opaque="batch runs commands read from its input later", match=("batch x",)),
+    Table(("crontab",), opaque="crontab installs commands to run later", match=("crontab x",)),
+    Table(("sqlite3",), opaque="sqlite3 can run shell commands (.shell, .system)", match=("sqlite3 x",)),
+    Table(("ex",), opaque="ex runs editor commands read from its input", match=("ex x",)),
+    Table(("perf",), opaque="perf runs the command it measures, with its own options", match=("perf x",)),
+    Table(("ssh-agent",), opaque="ssh-agent runs a command with an agent of its own", match=("ssh-agent x",)),
+    Table(("valgrind",), opaque="valgrind runs a program under tools of its choosing", match=("valgrind x",)),
+    Table(("run-parts",), opaque="run-parts runs every program of a folder", match=("run-parts x",)),
+    Table(("hyperfine",), opaque="hyperfine runs its arguments as shell commands", match=("hyperfine x",)),
+    Table(("rlwrap",), opaque="rlwrap runs a command with its own options", match=("rlwrap x",)),
+    Table(("sshpass",), opaque="sshpass runs a command", match=("sshpass x",)),
+    Table(("firejail",), opaque="firejail runs a command in a sandbox of its own", match=("firejail x",)),
+    Table(("bwrap",), opaque="bwrap runs a command in another file system view", match=("bwrap x",)),
+    Table(("systemd-nspawn",), opaque="systemd-nspawn runs a command in a container", match=("systemd-nspawn x",)),
+    Table(("flatpak-spawn",), opaque="flatpak-spawn runs a command outside the sandbox", match=("flatpak-spawn x",)),
+    Table(("numactl",), opaque="numactl runs a command", match=("numactl x",)),
+    Table(("cgexec",), opaque="cgexec runs a command", match=("cgexec x",)),
+    Table(("proxychains",), opaque="proxychains runs a command through a proxy", match=("proxychains x",)),
+    Table(("proxychains4",), opaque="proxychains runs a command through a proxy", match=("proxychains4 x",)),
+    Table(("torsocks",), opaque="torsocks runs a command", match=("torsocks x",)),
+    Table(("faketime",), opaque="faketime runs a command with a false clock", match=("faketime x",)),
+    Table(("eatmydata",), opaque="eatmydata runs a command with libraries preloaded", match=("eatmydata x",)),
+    Table(("catchsegv",), opaque="catchsegv runs a command", match=("catchsegv x",)),
+    Table(("xvfb-run",), opaque="xvfb-run runs a command", match=("xvfb-run x",)),
+    Table(("dbus-launch",), opaque="dbus-launch runs a command", match=("dbus-launch x",)),
+    Table(("entr",), opaque="entr runs a command when files change", match=("entr x",)),
+    Table(("cpulimit",), opaque="cpulimit runs a command", match=("cpulimit x",)),
+    Table(("chpst",), opaque="chpst runs a command", match=("chpst x",)),
+    Table(("daemonize",), opaque="daemonize runs a command in the background", match=("daemonize x",)),
+    Table(("start-stop-daemon",), opaque="start-stop-daemon runs a program", match=("start-stop-daemon x",)),
+    Table(("mpirun",), opaque="mpirun runs a program", match=("mpirun x",)),
+    Table(("mpiexec",), opaque="mpiexec runs a program", match=("mpiexec x",)),
+    Table(("uftrace",), opaque="uftrace runs a program", match=("uftrace x",)),
+    Table(("ltrace",), opaque="ltrace runs a program with its own options", match=("ltrace x",)),
+    Table(("rr",), opaque="rr runs and records a program", match=("rr x",)),
+    Table(("expect",), opaque="expect runs scripts that can run commands", match=("expect x",)),
+    Table(("tclsh",), opaque="tclsh runs Tcl code that can run commands", match=("tclsh x",)),
+    Table(("wish",), opaque="wish runs Tcl code that can run commands", match=("wish x",)),
+    Table(("ed",), opaque="ed runs editor commands (! runs a shell)", match=("ed x",)),
+    Table(("emacs",), opaque="emacs runs Lisp (--eval, -l) that can run commands", match=("emacs x",)),
+    Table(("sudoedit",), opaque="sudoedit edits files as another user", match=("sudoedit x",)),
+)
 
 # --- what "always" suggests ------------------------------------------------------------------------------
 # Kept beside the tables above and joined to them below: a program with a table gets its ``always`` and
@@ -1771,7 +2088,7 @@ def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
     return tuple(out)
 
 
-TABLES = _with_always(TABLES)
+TABLES = _with_always(TABLES + _OPAQUE_TABLES)
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
 
