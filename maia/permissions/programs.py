@@ -355,199 +355,11 @@ def _uncertain(program: str, args: Sequence[str]) -> list[Inner]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    spec: OptionSpec
-    positional: int = 0  # operands before the command (timeout's duration, chroot's root…)
-    empty: str = "none"  # with no command: "none" (runs nothing) or "shell" (runs a shell on stdin)
-    opaque: bool = False  # what runs is not the program its name says (chroot: another root)
-
-
-_ANY = OptionSpec()
-_WRAPPERS: dict[str, _Wrapper] = {
-    "nohup": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
-    "builtin": _Wrapper(OptionSpec(short_flags="")),
-    "command": _Wrapper(OptionSpec(short_flags="pvV")),
-    "exec": _Wrapper(OptionSpec(short_value="a", short_flags="cl")),
-    "setsid": _Wrapper(OptionSpec(short_flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"}))),
-    "time": _Wrapper(
-        OptionSpec(
-            short_value="fo",
-            short_flags="apqv",
-            long_value=frozenset({"--format", "--output"}),
-            long_flags=frozenset({"--append", "--portability", "--verbose", "--quiet"}),
-        )
-    ),
-    "nice": _Wrapper(
-        OptionSpec(short_value="n", short_flags="", long_value=frozenset({"--adjustment"}), numeric_flags=True)
-    ),
-    "ionice": _Wrapper(
-        OptionSpec(
-            short_value="cnpPu",
-            short_flags="t",
-            long_value=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}),
-            long_flags=frozenset({"--ignore"}),
-        )
-    ),
-    "stdbuf": _Wrapper(
-        OptionSpec(short_value="ioe", short_flags="", long_value=frozenset({"--input", "--output", "--error"}))
-    ),
-    "timeout": _Wrapper(
-        OptionSpec(
-            short_value="sk",
-            short_flags="v",
-            long_value=frozenset({"--signal", "--kill-after"}),
-            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
-        ),
-        positional=1,
-    ),
-    "doas": _Wrapper(OptionSpec(short_value="uC", short_flags="nLs"), empty="shell"),
-    "sudo": _Wrapper(
-        OptionSpec(
-            short_value="ugCDhprtUTR",
-            short_flags="AbEeHiKklnPSsVv",
-            long_value=frozenset(
-                {
-                    "--user",
-                    "--group",
-                    "--close-from",
-                    "--chdir",
-                    "--host",
-                    "--prompt",
-                    "--role",
-                    "--type",
-                    "--other-user",
-                    "--command-timeout",
-                    "--chroot",
-                }
-            ),
-            long_flags=frozenset(
-                {
-                    "--askpass",
-                    "--background",
-                    "--preserve-env",
-                    "--edit",
-                    "--set-home",
-                    "--login",
-                    "--remove-timestamp",
-                    "--reset-timestamp",
-                    "--list",
-                    "--non-interactive",
-                    "--preserve-groups",
-                    "--stdin",
-                    "--shell",
-                    "--validate",
-                    "--",
-                }
-            ),
-        ),
-        empty="shell",
-    ),
-    "chroot": _Wrapper(OptionSpec(long_value=frozenset({"--userspec", "--groups"})), positional=1, opaque=True),
-    "taskset": _Wrapper(OptionSpec(short_value="", short_flags="acp", long_flags=frozenset({"--cpu-list"})), 1),
-    "chrt": _Wrapper(OptionSpec(short_value="TPD", short_flags="abdfimoprRv"), positional=1),
-    "unbuffer": _Wrapper(OptionSpec(short_flags="p")),
-    "caffeinate": _Wrapper(OptionSpec(short_value="tw", short_flags="dimsu")),
-    "strace": _Wrapper(
-        OptionSpec(
-            short_value="abeEIoOpPsSuUX",
-            short_flags="cCdDfFhiknqrtTvVwxyzZ",
-            long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
-        )
-    ),
-    "setarch": _Wrapper(
-        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
-    ),
-    "unshare": _Wrapper(
-        OptionSpec(
-            short_value="wRSG",
-            short_flags="muinpUCTfrc",
-            long_value=frozenset({"--wd", "--root", "--setuid", "--setgid", "--propagation", "--setgroups"}),
-            long_flags=None,
-        ),
-        empty="shell",
-    ),
-    "setpriv": _Wrapper(
-        OptionSpec(
-            short_flags="d",
-            long_value=frozenset(
-                {
-                    "--reuid",
-                    "--regid",
-                    "--ruid",
-                    "--euid",
-                    "--rgid",
-                    "--egid",
-                    "--groups",
-                    "--inh-caps",
-                    "--ambient-caps",
-                    "--bounding-set",
-                    "--securebits",
-                    "--pdeathsig",
-                    "--selinux-label",
-                    "--apparmor-profile",
-                    "--landlock-access",
-                    "--landlock-rule",
-                }
-            ),
-            long_flags=frozenset(
-                {"--clear-groups", "--keep-groups", "--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--dump"}
-            ),
-        )
-    ),
-    "prlimit": _Wrapper(OptionSpec(short_value="p", short_optional="cdefilmnqrstvxy", long_value=frozenset({"--pid"}))),
-    "fakeroot": _Wrapper(
-        OptionSpec(short_value="lsib", short_flags="uvh", long_value=frozenset({"--lib", "--faked"})), empty="shell"
-    ),
-    "dbus-run-session": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
-    "busybox": _Wrapper(OptionSpec(short_flags="")),
-    "flock": _Wrapper(
-        OptionSpec(
-            short_value="wEc",
-            short_flags="sxunoFvh",
-            long_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
-            long_flags=None,
-        ),
-        positional=1,
-    ),
-    "pkexec": _Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
+# wrappers: each table's ``wrapper`` (tables.py)
+_WRAPPERS: dict[str, tables.Wrapper] = {
+    name: table.wrapper for table in tables.TABLES for name in table.names if table.wrapper is not None
 }
 
-# setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
-for _alias in [
-    "linux32",
-    "linux64",
-    "x86_64",
-    "i386",
-    "i486",
-    "i586",
-    "i686",
-    "uname26",
-    "ppc",
-    "ppc32",
-    "ppc64",
-    "ppc64le",
-    "sparc",
-    "sparc32",
-    "sparc64",
-    "s390",
-    "s390x",
-    "mips",
-    "mips32",
-    "mips64",
-    "parisc",
-    "parisc32",
-    "parisc64",
-    "ia64",
-    "arm",
-    "armv7l",
-    "armv8l",
-    "aarch64",
-    "arm64",
-]:
-    _WRAPPERS[_alias] = _Wrapper(
-        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
-    )
 
 # interpreters: the options that give them code to run (opaque), and their option grammar
 _CODE_OPTIONS: dict[str, tuple[OptionSpec, frozenset[str]]] = {
@@ -641,7 +453,7 @@ def _runners() -> frozenset[str]:
     return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS, *_RUNS})
 
 
-def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
+def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]:
     scan = scan_options(args, wrapper.spec)
     if not scan.certain:
         return _uncertain(name, args)
@@ -1085,6 +897,8 @@ def _flock(args: list[str], _stdin: Stdin) -> list[Inner]:
     if not scan.certain:
         return _uncertain("flock", args)
     rest = scan.rest[1:]
+    if rest[:1] in (["-c"], ["--command"]):  # flock FILE -c TEXT: read after the file too
+        return [Script(rest[1])] if len(rest) > 1 else [Opaque("flock -c without a command")]
     return [Argv(tuple(rest))] if rest else []
 
 
@@ -1799,6 +1613,21 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
         hit = bool(tables.written(words, launch)) or bool(found) or bool(hidden)
         if hit != (command in table.match):
             failures.append(f"{key}: {command!r} should {'' if command in table.match else 'not '}be found")
+    if table.wrapper is not None and not table.runs_examples:
+        failures.append(f"{key}: a wrapper needs an example of what it runs")
+    for command, expected in table.runs_examples:
+        words = tuple(shlex.split(command))
+        if not words or words[0] not in table.names:
+            failures.append(f"{key}: example {command!r} runs another program")
+            continue
+        inner = inner_commands(words)
+        got = (
+            "opaque"
+            if any(isinstance(i, Opaque) for i in inner)
+            else next((" ".join(i.words) if isinstance(i, Argv) else i.text for i in inner), None)
+        )
+        if got != expected:
+            failures.append(f"{key}: {command!r} runs {got!r}, not {expected!r}")
     every = {k.partition("/")[2] for k in shown if k.startswith("sub:")}
     for missing in sorted(declared(table)):
         if missing in shown or (missing.startswith("sub:*/") and missing[6:] in every):

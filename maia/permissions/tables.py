@@ -192,6 +192,16 @@ class Runs:
 
 
 @dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A program that runs another command given as words (``sudo rm x`` runs ``rm x``)."""
+
+    spec: OptionSpec  # its own options
+    positional: int = 0  # operands before the command (timeout's duration, chroot's root…)
+    empty: str = "none"  # with no command: "none" (runs nothing) or "shell" (runs a shell on stdin)
+    opaque: bool = False  # what runs is not the program its name says (chroot: another root)
+
+
+@dataclass(frozen=True, slots=True)
 class Globals:
     """A program's options before its subcommand (``git -C dir push``): rules match past them."""
 
@@ -228,6 +238,9 @@ class Table:
     globals: Globals | None = None  # options before the subcommand, skipped by rules
     runs: Runs | None = None  # programs it runs that its words do not show
     opaque: str = ""  # it always runs something nobody can see (gdb, tmux, parallel…): why
+    wrapper: Wrapper | None = None  # it runs the command its words give (nohup, timeout, sudo…)
+    # (command, what it runs: the words, "opaque", or None for nothing), checked on load like match
+    runs_examples: tuple[tuple[str, str | None], ...] = ()
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
@@ -1905,6 +1918,251 @@ _OPAQUE_TABLES: tuple[Table, ...] = (
     Table(("sudoedit",), opaque="sudoedit edits files as another user", match=("sudoedit x",)),
 )
 
+# programs that run another command given as words, with how their own options are read; joined to
+# the tables below (a table's ``wrapper``), each with an example of what it runs
+_WRAPPERS: dict[str, Wrapper] = {
+    "nohup": Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "builtin": Wrapper(OptionSpec(short_flags="")),
+    "command": Wrapper(OptionSpec(short_flags="pvV")),
+    "exec": Wrapper(OptionSpec(short_value="a", short_flags="cl")),
+    "setsid": Wrapper(OptionSpec(short_flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"}))),
+    "time": Wrapper(
+        OptionSpec(
+            short_value="fo",
+            short_flags="apqv",
+            long_value=frozenset({"--format", "--output"}),
+            long_flags=frozenset({"--append", "--portability", "--verbose", "--quiet"}),
+        )
+    ),
+    "nice": Wrapper(
+        OptionSpec(short_value="n", short_flags="", long_value=frozenset({"--adjustment"}), numeric_flags=True)
+    ),
+    "ionice": Wrapper(
+        OptionSpec(
+            short_value="cnpPu",
+            short_flags="t",
+            long_value=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}),
+            long_flags=frozenset({"--ignore"}),
+        )
+    ),
+    "stdbuf": Wrapper(
+        OptionSpec(short_value="ioe", short_flags="", long_value=frozenset({"--input", "--output", "--error"}))
+    ),
+    "timeout": Wrapper(
+        OptionSpec(
+            short_value="sk",
+            short_flags="v",
+            long_value=frozenset({"--signal", "--kill-after"}),
+            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
+        ),
+        positional=1,
+    ),
+    "doas": Wrapper(OptionSpec(short_value="uC", short_flags="nLs"), empty="shell"),
+    "sudo": Wrapper(
+        OptionSpec(
+            short_value="ugCDhprtUTR",
+            short_flags="AbEeHiKklnPSsVv",
+            long_value=frozenset(
+                {
+                    "--user",
+                    "--group",
+                    "--close-from",
+                    "--chdir",
+                    "--host",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                }
+            ),
+            long_flags=frozenset(
+                {
+                    "--askpass",
+                    "--background",
+                    "--preserve-env",
+                    "--edit",
+                    "--set-home",
+                    "--login",
+                    "--remove-timestamp",
+                    "--reset-timestamp",
+                    "--list",
+                    "--non-interactive",
+                    "--preserve-groups",
+                    "--stdin",
+                    "--shell",
+                    "--validate",
+                    "--",
+                }
+            ),
+        ),
+        empty="shell",
+    ),
+    "chroot": Wrapper(OptionSpec(long_value=frozenset({"--userspec", "--groups"})), positional=1, opaque=True),
+    "taskset": Wrapper(OptionSpec(short_value="", short_flags="acp", long_flags=frozenset({"--cpu-list"})), 1),
+    "chrt": Wrapper(OptionSpec(short_value="TPD", short_flags="abdfimoprRv"), positional=1),
+    "unbuffer": Wrapper(OptionSpec(short_flags="p")),
+    "caffeinate": Wrapper(OptionSpec(short_value="tw", short_flags="dimsu")),
+    "strace": Wrapper(
+        OptionSpec(
+            short_value="abeEIoOpPsSuUX",
+            short_flags="cCdDfFhiknqrtTvVwxyzZ",
+            long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
+        )
+    ),
+    "setarch": Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
+    ),
+    "unshare": Wrapper(
+        OptionSpec(
+            short_value="wRSG",
+            short_flags="muinpUCTfrc",
+            long_value=frozenset({"--wd", "--root", "--setuid", "--setgid", "--propagation", "--setgroups"}),
+            long_flags=None,
+        ),
+        empty="shell",
+    ),
+    "setpriv": Wrapper(
+        OptionSpec(
+            short_flags="d",
+            long_value=frozenset(
+                {
+                    "--reuid",
+                    "--regid",
+                    "--ruid",
+                    "--euid",
+                    "--rgid",
+                    "--egid",
+                    "--groups",
+                    "--inh-caps",
+                    "--ambient-caps",
+                    "--bounding-set",
+                    "--securebits",
+                    "--pdeathsig",
+                    "--selinux-label",
+                    "--apparmor-profile",
+                    "--landlock-access",
+                    "--landlock-rule",
+                }
+            ),
+            long_flags=frozenset(
+                {"--clear-groups", "--keep-groups", "--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--dump"}
+            ),
+        )
+    ),
+    "prlimit": Wrapper(OptionSpec(short_value="p", short_optional="cdefilmnqrstvxy", long_value=frozenset({"--pid"}))),
+    "fakeroot": Wrapper(
+        OptionSpec(short_value="lsib", short_flags="uvh", long_value=frozenset({"--lib", "--faked"})), empty="shell"
+    ),
+    "dbus-run-session": Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "busybox": Wrapper(OptionSpec(short_flags="")),
+    "flock": Wrapper(
+        OptionSpec(
+            short_value="wEc",
+            short_flags="sxunoFvh",
+            long_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
+            long_flags=None,
+        ),
+        positional=1,
+    ),
+    "pkexec": Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
+}
+
+# setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
+for _alias in [
+    "linux32",
+    "linux64",
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "uname26",
+    "ppc",
+    "ppc32",
+    "ppc64",
+    "ppc64le",
+    "sparc",
+    "sparc32",
+    "sparc64",
+    "s390",
+    "s390x",
+    "mips",
+    "mips32",
+    "mips64",
+    "parisc",
+    "parisc32",
+    "parisc64",
+    "ia64",
+    "arm",
+    "armv7l",
+    "armv8l",
+    "aarch64",
+    "arm64",
+]:
+    _WRAPPERS[_alias] = Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
+    )
+
+
+# what each wrapper runs, checked on load: the words, "opaque", or None (nothing)
+_RUNS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "nohup": (("nohup rm -rf build", "rm -rf build"), ("nohup", None)),
+    "builtin": (("builtin echo x", "echo x"),),
+    "command": (("command ls -l", "ls -l"),),
+    "exec": (("exec -a name ls", "ls"),),
+    "setsid": (("setsid -f ls", "ls"),),
+    "time": (("time -p ls", "ls"), ("time -o out ls", "ls")),
+    "nice": (("nice -n 5 make", "make"), ("nice -10 make", "make")),
+    "ionice": (("ionice -c 3 make", "make"),),
+    "stdbuf": (("stdbuf -oL ls", "ls"),),
+    "timeout": (("timeout 5 ls -l", "ls -l"), ("timeout -s KILL 5 ls", "ls")),
+    "doas": (("doas -u x ls", "ls"), ("doas", "opaque")),
+    "sudo": (("sudo -u x ls", "ls"), ("sudo -s", "opaque"), ("sudo", None)),
+    "chroot": (("chroot /srv ls", "opaque"),),
+    "taskset": (("taskset 0x1 ls", "ls"),),
+    "chrt": (("chrt 10 ls", "ls"),),
+    "unbuffer": (("unbuffer ls", "ls"),),
+    "caffeinate": (("caffeinate -i make", "make"),),
+    "strace": (("strace -f ls", "ls"),),
+    "setarch": (("setarch x86_64 ls", "opaque"),),
+    "unshare": (("unshare -r ls", "ls"), ("unshare", "opaque")),
+    "setpriv": (("setpriv --nnp ls", "ls"),),
+    "prlimit": (("prlimit -n10 ls", "ls"),),
+    "fakeroot": (("fakeroot make", "make"), ("fakeroot", "opaque")),
+    "dbus-run-session": (("dbus-run-session ls", "ls"),),
+    "busybox": (("busybox ls", "ls"),),
+    "flock": (("flock /tmp/l ls", "ls"), ("flock /tmp/l -c 'rm x'", "rm x")),
+    "pkexec": (("pkexec ls", "ls"),),
+    "linux32": (("x86_64 rm -rf build", "opaque"), ("linux32 ls", "opaque"), ("i386", "opaque")),
+}
+
+
+def _with_wrappers(tables: tuple[Table, ...]) -> tuple[Table, ...]:
+    """The tables with their ``wrapper`` and its examples; a table per wrapper left (setarch's
+    personality names share one)."""
+    import dataclasses
+
+    out: list[Table] = []
+    covered: set[str] = set()
+    for table in tables:
+        names = [n for n in table.names if n in _WRAPPERS]
+        if names:
+            covered.update(names)
+            examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
+            table = dataclasses.replace(table, wrapper=_WRAPPERS[names[0]], runs_examples=examples)
+        out.append(table)
+    groups: dict[Wrapper, list[str]] = {}
+    for name, wrapper in _WRAPPERS.items():
+        if name not in covered:
+            groups.setdefault(wrapper, []).append(name)
+    for wrapper, names in groups.items():
+        examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
+        out.append(Table(tuple(names), wrapper=wrapper, runs_examples=examples))
+    return tuple(out)
+
+
 # --- what "always" suggests ------------------------------------------------------------------------------
 # Kept beside the tables above and joined to them below: a program with a table gets its ``always`` and
 # its examples there; the others get one table per kind. "Always" must never allow, without asking,
@@ -2088,7 +2346,7 @@ def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
     return tuple(out)
 
 
-TABLES = _with_always(TABLES + _OPAQUE_TABLES)
+TABLES = _with_always(_with_wrappers(TABLES + _OPAQUE_TABLES))
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
 

@@ -101,3 +101,20 @@ def test_a_hook_or_a_value_test_must_exist() -> None:
 def test_table_data_decides(command: str, rule: str, verdict: str, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     assert explain("Bash", {"command": command}, {"allow": [rule]}, tmp_path).verdict.value == verdict
+
+
+def test_a_wrapper_table_says_what_it_runs() -> None:
+    nohup = tables.BY_NAME["nohup"]
+    assert nohup.wrapper is not None and nohup.runs_examples
+    wrong = dataclasses.replace(nohup, runs_examples=(("nohup rm -rf build", "rm -rf"),))
+    assert programs.table_failures(wrong) == ["nohup: 'nohup rm -rf build' runs 'rm -rf build', not 'rm -rf'"]
+    bare = dataclasses.replace(nohup, runs_examples=())
+    assert programs.table_failures(bare) == ["nohup: a wrapper needs an example of what it runs"]
+    # setarch's personality names are one table: x86_64 CMD changes what CMD is
+    assert tables.BY_NAME["x86_64"] is tables.BY_NAME["linux32"]
+
+
+def test_flock_reads_its_command_after_the_lock_file(tmp_path: Path) -> None:
+    rules = {"allow": ["Bash(flock *)", "Bash(ls *)"], "deny": ["Bash(rm *)"]}
+    assert explain("Bash", {"command": "flock /tmp/l ls -l"}, rules, tmp_path).verdict.value == "allow"
+    assert explain("Bash", {"command": "flock /tmp/l -c 'rm -rf build'"}, rules, tmp_path).verdict.value == "deny"
