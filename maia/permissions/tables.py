@@ -202,6 +202,15 @@ class Wrapper:
 
 
 @dataclass(frozen=True, slots=True)
+class Interpreter:
+    """A program that runs code: how its options are read, and those that give it code to run
+    (opaque: ``python -c``). Without code options or a script file, it reads code from its input."""
+
+    spec: OptionSpec
+    code: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Globals:
     """A program's options before its subcommand (``git -C dir push``): rules match past them."""
 
@@ -238,6 +247,7 @@ class Table:
     globals: Globals | None = None  # options before the subcommand, skipped by rules
     runs: Runs | None = None  # programs it runs that its words do not show
     opaque: str = ""  # it always runs something nobody can see (gdb, tmux, parallel…): why
+    interpreter: Interpreter | None = None  # it runs code (python, perl, node…)
     wrapper: Wrapper | None = None  # it runs the command its words give (nohup, timeout, sudo…)
     # (command, what it runs: the words, "opaque", or None for nothing), checked on load like match
     runs_examples: tuple[tuple[str, str | None], ...] = ()
@@ -1861,6 +1871,107 @@ TABLES: tuple[Table, ...] = (
 )
 
 
+# interpreters: how their options are read, and the options that give them code to run (opaque)
+_INTERPRETER_TABLES: tuple[Table, ...] = (
+    Table(
+        ("python", "python2", "python3", "pypy", "pypy3"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="cmWXQ", short_flags="bBdEhiIOPqRsSuvVx", stop=frozenset({"-c", "-m"})),
+            frozenset({"-c"}),
+        ),
+        match=("python -c 'print(1)'", "python3 -", "pypy3"),
+        not_match=("python script.py", "python3 -m pytest"),
+    ),
+    Table(
+        ("perl", "perl5"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="eEI", short_optional="0lixCdDFMmVWXt", short_flags="acnpsTuUvwhS"),
+            frozenset({"-e", "-E", "-M", "-m", "-d"}),
+        ),
+        match=("perl -e 'print 1'", "perl -E 'say 1'", "perl -Mstrict x.pl", "perl -mx x.pl", "perl -d x.pl"),
+        not_match=("perl script.pl",),
+    ),
+    Table(
+        ("ruby",),
+        interpreter=Interpreter(OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"})),
+        match=("ruby -e 'p 1'",),
+        not_match=("ruby script.rb",),
+    ),
+    Table(
+        ("node", "nodejs", "bun"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
+            frozenset({"-e", "-p", "--eval", "--print"}),
+        ),
+        match=("node -e 1", "node -p 1", "nodejs --eval 1", "bun --print 1"),
+        not_match=("node app.js",),
+    ),
+    Table(
+        ("php",),
+        interpreter=Interpreter(OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"})),
+        match=("php -r 'echo 1;'", "php -B x -R y", "php -E x", "php -F x", "php -d x=1 a.php"),
+        not_match=("php index.php",),
+    ),
+    Table(
+        ("lua", "luajit"),
+        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"})),
+        match=("lua -e 'print(1)'", "luajit -e x"),
+        not_match=("lua script.lua",),
+    ),
+    Table(
+        ("Rscript",),
+        interpreter=Interpreter(OptionSpec(short_value="e"), frozenset({"-e"})),
+        match=("Rscript -e 1",),
+        not_match=("Rscript a.R",),
+    ),
+    Table(
+        ("R",),
+        interpreter=Interpreter(OptionSpec(short_value="e"), frozenset({"-e"})),
+        match=("R -e 1",),
+        not_match=("R a.R",),
+    ),
+    Table(
+        ("osascript",),
+        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"})),
+        match=("osascript -e x",),
+        not_match=("osascript a.scpt",),
+    ),
+    Table(
+        ("julia",),
+        interpreter=Interpreter(OptionSpec(short_value="eEL"), frozenset({"-e", "-E", "-L"})),
+        match=("julia -e 1", "julia -E 1", "julia -L x a.jl"),
+        not_match=("julia a.jl",),
+    ),
+    Table(
+        ("elixir",),
+        interpreter=Interpreter(OptionSpec(short_value="er"), frozenset({"-e"})),
+        match=("elixir -e 1",),
+        not_match=("elixir a.exs",),
+    ),
+    Table(
+        ("guile",),
+        interpreter=Interpreter(OptionSpec(short_value="cel"), frozenset({"-c", "-e"})),
+        match=("guile -c 1", "guile -e main a.scm"),
+        not_match=("guile a.scm",),
+    ),
+    Table(
+        ("psql",),  # always opaque: SQL can run shell commands (\!)
+        interpreter=Interpreter(
+            OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})), frozenset()
+        ),
+        match=("psql db", "psql -c 'select 1'"),
+    ),
+    Table(
+        ("mysql",),
+        interpreter=Interpreter(
+            OptionSpec(short_value="eDhPuS", long_value=frozenset({"--execute"})), frozenset({"-e", "--execute"})
+        ),
+        match=("mysql -e 'select 1'", "mysql --execute 'select 1'"),
+        not_match=("mysql db a",),
+    ),
+)
+
+
 # programs that always run something nobody can see: opaque, whatever their arguments (their
 # operands are still read as commands, for deny rules)
 _OPAQUE_TABLES: tuple[Table, ...] = (
@@ -2346,7 +2457,7 @@ def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
     return tuple(out)
 
 
-TABLES = _with_always(_with_wrappers(TABLES + _OPAQUE_TABLES))
+TABLES = _with_always(_with_wrappers(TABLES + _INTERPRETER_TABLES + _OPAQUE_TABLES))
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
 
