@@ -1,4 +1,6 @@
-"""What programs do with their arguments: the tables behind Bash decisions.
+"""What programs do with their arguments, read from the program tables (``tables.py``, the data).
+
+This module is the code that reads them, and the few parsers a table names as hooks:
 
 - **wrappers** run another command given as words (``sudo``, ``timeout``, ``env``…): what they run
   becomes a part of its own, found by reading the wrapper's options as the wrapper does;

@@ -18,9 +18,19 @@ A :class:`Table` says, for one program (and its aliases):
   (no rule), or a :class:`Level` of subcommands (``Bash(git log *)``); None: a program whose
   subcommands are project targets (``make build``), the default for programs MAIA does not know;
   ``always_examples`` pairs a command with the rule it gets (None: none), checked on load too;
+- ``option_dangers`` also holds whole words (``find -delete``), word prefixes (``less +cmd``),
+  :class:`ValueCheck` s whose test is one of a fixed vocabulary (:data:`ValueTest`), and a parser
+  ``hook`` when a list cannot say it (a sed script, an awk program);
+- ``subcommands``: the dangers past the global options, in every subcommand and in each one
+  (``git branch -d``); ``globals``: those options, which rules match past (``git -C dir push``);
+- ``runs``: what it runs that its words do not show (``tar -I``, ``npx -c``, ``npm exec``);
+  ``wrapper``: it runs the command its words give (``nohup``, ``sudo``), with ``runs_examples``;
+  ``interpreter``: it runs code (``python -c``); ``opaque``: it always runs something unseen (``gdb``);
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
-  a dangerous or doubtful option) or nothing. They are checked when the tables load
-  (``programs.check_examples``), so adding a program is adding a table with its examples.
+  a dangerous or doubtful option, something opaque) or nothing; each danger the table declares
+  must be found by one of its ``match`` examples. They are checked the first time the table is used
+  (``programs.table_failures``); a table that fails does not load (its programs ask, from doubt).
+  Adding a program is adding a table with its examples.
 """
 
 from __future__ import annotations
