@@ -250,7 +250,6 @@ class Table:
     spec: OptionSpec = field(default_factory=OptionSpec)
     writes: Writes | None = None
     read_only: bool = False
-    triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
     always: AlwaysField = None
     option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
     subcommands: Subcommands | None = None  # dangers past the global options, per subcommand
@@ -567,18 +566,18 @@ def _all_operands(spec: OptionSpec, skip: int = 0) -> Writes:
     return writes
 
 
-def _option_values(spec: OptionSpec, names: Sequence[str]) -> Writes:
+def _option_values(spec: OptionSpec, names: Sequence[str], *, tree: bool = False) -> Writes:
     def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
         scan = scan_options(list(args), spec, stop_at_operand=False)
-        return [Target(value) for name, value in scan.options if name in names and value]
+        return [Target(value, tree) for name, value in scan.options if name in names and value]
 
     return writes
 
 
-def _nth_operand(spec: OptionSpec, index: int) -> Writes:
+def _nth_operand(spec: OptionSpec, index: int, *, tree: bool = False) -> Writes:
     def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
         _options, operands = _operands(args, spec)
-        return [Target(operands[index])] if len(operands) > index and operands[index] != "-" else []
+        return [Target(operands[index], tree)] if len(operands) > index and operands[index] != "-" else []
 
     return writes
 
@@ -804,56 +803,84 @@ _GIT_SUB_SPEC = OptionSpec(
 )
 
 
-def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
-    sub, tail = git_subcommand(args)
-    outputs: list[Target] = []
-    for index, word in enumerate(tail):
-        if word == "--":
-            break
-        if word.startswith("--output="):
-            outputs.append(Target(word.split("=", 1)[1]))
-        elif (word == "--output" or (word == "-o" and sub in ("archive", "bundle"))) and index + 1 < len(tail):
-            outputs.append(Target(tail[index + 1]))
-    if outputs:
-        return outputs
-    if sub == "config":
-        return _git_config(tail)
-    if sub in ("checkout", "restore"):
-        dash = list(tail).index("--") if "--" in tail else -1
-        after = list(tail[dash + 1 :]) if dash >= 0 else None
-        _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
-        if sub == "restore":
-            return _git_paths(operands, after if after is not None else None) + (
-                [Target(p) for p in after] if after is not None and operands else []
-            )
-        if after is not None:
-            return [Target(p) for p in after]
-        return [Target(p) for p in operands[1:]]  # git checkout BRANCH FILE…
-    if sub == "apply":
-        options, _ops = _operands(tail, _GIT_SUB_SPEC)
-        if set(options) & {"--check", "--stat", "--numstat", "--summary", "--cached"} and not set(options) & {
-            "--index",
-            "--apply",
-        }:
-            return []
-        return [Target(str(options.get("--directory") or "."), tree=True)]
-    if sub == "worktree":
-        _options, operands = _operands(tail, OptionSpec(short_value="bB", long_value=frozenset({"--reason"})))
-        if operands[:1] == ["add"] and len(operands) > 1:
-            return [Target(operands[1], tree=True)]
-        if operands[:1] in (["move"],) and len(operands) > 2:
-            return [Target(operands[2], tree=True)]
+def _git_checkout(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git checkout [BRANCH] [--] FILE…: the files after ``--``, else the operands after the first."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
+    if dash >= 0:
+        return [Target(p) for p in tail[dash + 1 :]]
+    return [Target(p) for p in operands[1:]]  # git checkout BRANCH FILE…
+
+
+def _git_restore(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git restore [--] FILE…: every path named."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    after = list(tail[dash + 1 :]) if dash >= 0 else None
+    _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
+    return _git_paths(operands, after) + ([Target(p) for p in after] if after is not None and operands else [])
+
+
+def _git_apply(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git apply: the work tree (or --directory), unless it only checks or reports."""
+    options, _ops = _operands(tail, _GIT_SUB_SPEC)
+    if set(options) & {"--check", "--stat", "--numstat", "--summary", "--cached"} and not set(options) & {
+        "--index",
+        "--apply",
+    }:
         return []
-    if sub == "clone":
-        _options, operands = _operands(
-            tail, OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"}))
-        )
-        return [Target(operands[1], tree=True)] if len(operands) > 1 else []
-    if sub in ("format-patch",):
-        options, _ops = _operands(tail, OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})))
-        folder = options.get("-o") or options.get("--output-directory")
-        return [Target(folder, tree=True)] if folder else []
+    return [Target(str(options.get("--directory") or "."), tree=True)]
+
+
+def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git worktree add PATH / move FROM TO: the new folder."""
+    _options, operands = _operands(tail, OptionSpec(short_value="bB", long_value=frozenset({"--reason"})))
+    if operands[:1] == ["add"] and len(operands) > 1:
+        return [Target(operands[1], tree=True)]
+    if operands[:1] == ["move"] and len(operands) > 2:
+        return [Target(operands[2], tree=True)]
     return []
+
+
+def _by_subcommand(spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes]) -> Writes:
+    """The files a program writes, per subcommand past its global options (``spec``): ``every`` reads
+    any subcommand's arguments, ``each`` one subcommand's own."""
+
+    def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
+        rest = scan_options(list(args), spec).rest
+        if not rest:
+            return []
+        tail = rest[1:]
+        own = each.get(rest[0])
+        if own is None and not any(word.startswith("-") for word in tail):
+            return []  # ``every`` reads options only (the common case: git status, git log)
+        found = every(tail, launch) if every is not None else []
+        return found + own(tail, launch) if own is not None else found
+
+    return writes
+
+
+# git's written files: data per subcommand, each entry a reader above or a combinator
+_GIT_WRITES = _by_subcommand(
+    GIT_GLOBAL_OPTIONS,
+    every=_option_values(OptionSpec(long_value=frozenset({"--output"})), ("--output",)),
+    each={
+        "archive": _option_values(OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
+        "bundle": _option_values(OptionSpec(short_value="o"), ("-o",)),
+        "config": lambda tail, _launch: _git_config(tail),
+        "checkout": _git_checkout,
+        "restore": _git_restore,
+        "apply": _git_apply,
+        "worktree": _git_worktree,
+        "clone": _nth_operand(
+            OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"})), 1, tree=True
+        ),
+        "format-patch": _option_values(
+            OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})),
+            ("-o", "--output-directory"),
+            tree=True,
+        ),
+    },
+)
 
 
 _PLAIN = OptionSpec(long_flags=None)
@@ -1067,11 +1094,8 @@ TABLES: tuple[Table, ...] = (
         ),
         # real options that are also the start of a dangerous one
         long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
-        writes=_git,
+        writes=_GIT_WRITES,
         runs=Runs("git runs a program", hook="git-runs"),  # -c core.*/alias.*…, rebase -x, difftool -x, bisect run
-        triggers=frozenset(
-            {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
-        ),
         option_dangers=OptionDangers(
             spec=GIT_GLOBAL_OPTIONS,
             values=(
@@ -2479,7 +2503,14 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
     table = BY_NAME.get(program_name(words[0]))
     if table is None or table.writes is None:
         return []
-    if table.triggers is not None and table.triggers.isdisjoint(words):
-        return []
-    args = read_long(words[1:], table).args if (table.long or table.dangerous) else list(words[1:])
+    if not (table.long or table.dangerous):
+        return table.writes(list(words[1:]), launch)
+    reading = read_long(words[1:], table)
+    args = reading.args
+    for arg, option in reading.dangerous:
+        if arg in args and arg.split("=", 1)[0] != option:
+            # a prefix of a dangerous option that could not be resolved (``git log --out=x``): read
+            # as that option too, so the file it may write is judged
+            at = args.index(arg)
+            args = [*args[: at + 1], option + arg[len(arg.split("=", 1)[0]) :], *args[at + 1 :]]
     return table.writes(args, launch)

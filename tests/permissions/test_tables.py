@@ -118,3 +118,18 @@ def test_flock_reads_its_command_after_the_lock_file(tmp_path: Path) -> None:
     rules = {"allow": ["Bash(flock *)", "Bash(ls *)"], "deny": ["Bash(rm *)"]}
     assert explain("Bash", {"command": "flock /tmp/l ls -l"}, rules, tmp_path).verdict.value == "allow"
     assert explain("Bash", {"command": "flock /tmp/l -c 'rm -rf build'"}, rules, tmp_path).verdict.value == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log --output=.env -1",  # allowed before: a write found only when the word was exactly --output
+        "git log --out=.env -1",  # a prefix git may read as --output
+        "git archive -o.env HEAD",
+        "git checkout -- .env",
+        "git -C . restore .env",
+    ],
+)
+def test_git_writes_are_read_per_subcommand(command: str, tmp_path: Path) -> None:
+    rules = {"allow": ["Bash"], "deny": ["Write(.env)"]}
+    assert explain("Bash", {"command": command}, rules, tmp_path).verdict.value == "deny"
