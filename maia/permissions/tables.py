@@ -706,10 +706,25 @@ def _download(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return found
 
 
+# the files curl writes: -o, -D, -c and their long names, and the other files it may be told to keep
+_CURL_FILES = frozenset(
+    {
+        "--output",
+        "--dump-header",
+        "--cookie-jar",
+        "--trace",
+        "--trace-ascii",
+        "--stderr",
+        "--libcurl",
+        "--etag-save",
+        "--hsts",
+        "--alt-svc",
+    }
+)
 _CURL_OUT = OptionSpec(
     short_value="odHXAeEuTwmxyzbcrCKFUQDhY",
     short_flags=None,
-    long_value=frozenset({"--output", "--output-dir", "--config", "--dump-header", "--trace", "--trace-ascii"}),
+    long_value=_CURL_FILES | {"--output-dir", "--config"},
 )
 
 
@@ -717,7 +732,7 @@ def _curl(args: Sequence[str], _launch: Path | None) -> list[Target]:
     scan = scan_options(list(args), _CURL_OUT, stop_at_operand=False)
     found = []
     for name, value in scan.options:
-        if name in ("-o", "--output", "-D", "--dump-header", "--trace", "--trace-ascii", "-c") and value:
+        if (name in ("-o", "-D", "-c") or name in _CURL_FILES) and value:
             if value != "-":
                 found.append(Target(value))
         elif name in ("-O", "--remote-name", "-J", "--remote-header-name", "--remote-name-all"):
@@ -916,6 +931,15 @@ def _openssl(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [
         Target(args[i + 1]) for i, w in enumerate(args[:-1]) if w in ("-out", "-keyout", "-certout", "-outform_file")
     ]
+
+
+def _ssh_keygen(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """ssh-keygen -f FILE makes FILE and FILE.pub, unless it only reads it (-l, -y, -B, -F, -R, -H…)."""
+    options, _rest = _operands(args, OptionSpec(short_value="abCDEfFGIJjKmMNnOPrsSStVwYzZ"))
+    if set(options) & {"-l", "-y", "-B", "-F", "-D", "-Q"}:
+        return []
+    file = options.get("-f")
+    return [Target(file), Target(file + ".pub")] if file else []
 
 
 def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -1657,6 +1681,13 @@ TABLES: tuple[Table, ...] = (
             prefixes=("+",),
             words_why="a + command runs pager commands (! runs a shell)",
         ),
+        writes=_option_values(
+            OptionSpec(
+                short_value="oOkbhjpPtTxyz#",
+                long_value=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src"}),
+            ),
+            ("-o", "-O", "--log-file", "--LOG-FILE"),
+        ),
         match=(
             "less --log=x f",
             "less --lesskey-s=k f",
@@ -1834,8 +1865,20 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("curl",),
+        # curl reads an unambiguous prefix of a long option as that option (--outp is --output)
+        long=_CURL_FILES | {"--output-dir", "--create-dirs", "--remote-name", "--remote-name-all", "--config"},
         writes=_curl,
-        match=("curl -o .env https://x", "curl -O https://x/y"),
+        match=(
+            "curl -o .env https://x",
+            "curl -O https://x/y",
+            "curl --cookie-j .env https://x",
+            "curl --cookie-jar .env https://x",
+            "curl --stderr .env https://x",
+            "curl --libcurl .env https://x",
+            "curl --etag-save .env https://x",
+            "curl --hsts .env https://x",
+            "curl --alt-svc .env https://x",
+        ),
         not_match=("curl -s https://x",),
     ),
     Table(
@@ -1899,8 +1942,37 @@ TABLES: tuple[Table, ...] = (
             "abeEIoOpPsSuUX",
             "strace writes a file or sets the environment",
         ),
+        writes=_option_values(
+            OptionSpec(
+                short_value="abeEIoOpPsSuUX",
+                long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal"}),
+            ),
+            ("-o", "--output"),
+        ),
         match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls", "strace --output=x ls"),
         not_match=("strace -p 12",),
+    ),
+    Table(
+        ("tcpdump",),
+        writes=_option_values(OptionSpec(short_value="wrCcEFGiMsTVWyzZBjm", long_flags=None), ("-w",)),
+        match=("tcpdump -w .env", "tcpdump -i lo -w cap.pcap"),
+        not_match=("tcpdump -r cap.pcap",),
+    ),
+    Table(
+        ("gpg", "gpg2"),
+        long=frozenset({"--output", "--decrypt", "--encrypt", "--sign", "--armor", "--recipient"}),
+        writes=_option_values(
+            OptionSpec(short_value="orulf", long_value=frozenset({"--output", "--recipient", "--local-user"})),
+            ("-o", "--output"),
+        ),
+        match=("gpg -o .env -d secret.gpg", "gpg --output=.env -d x", "gpg --outp .env -d x"),
+        not_match=("gpg -d secret.gpg", "gpg --list-keys"),
+    ),
+    Table(
+        ("ssh-keygen",),
+        writes=_ssh_keygen,
+        match=("ssh-keygen -t ed25519 -f .env", "ssh-keygen -f key -N ''"),
+        not_match=("ssh-keygen -l -f key.pub", "ssh-keygen -y -f key"),
     ),
 )
 

@@ -128,8 +128,17 @@ def test_flock_reads_its_command_after_the_lock_file(tmp_path: Path) -> None:
         "git archive -o.env HEAD",
         "git checkout -- .env",
         "git -C . restore .env",
+        # files other programs write, once allowed under a bare Bash allow
+        "curl --cookie-jar .env https://example.org",
+        "curl --stderr .env https://example.org",
+        "less -o .env notes.txt",
+        "less --log-file=.env notes.txt",
+        "strace -o .env ls",
+        "tcpdump -w .env",
+        "gpg --output .env -d secret.gpg",
+        "ssh-keygen -t ed25519 -f .env",
     ],
 )
-def test_git_writes_are_read_per_subcommand(command: str, tmp_path: Path) -> None:
+def test_written_files_are_judged(command: str, tmp_path: Path) -> None:
     rules = {"allow": ["Bash"], "deny": ["Write(.env)"]}
     assert explain("Bash", {"command": command}, rules, tmp_path).verdict.value == "deny"
