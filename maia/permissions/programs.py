@@ -557,8 +557,22 @@ def _git_runs(args: list[str]) -> list[Inner]:
     return found
 
 
+_SSH_LOCAL = re.compile(r"\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b", re.IGNORECASE)
+
+
+def _ssh_options(args: list[str]) -> list[Inner]:
+    """-F and -o as ssh reads them, for scp and sftp: a configuration or option that runs a local command."""
+    scan = scan_options(args, OptionSpec(short_value="cFiJlmoPSXDBbR"), stop_at_operand=False)
+    for option, value in scan.options:
+        if option == "-F":
+            return [Opaque("-F reads an ssh configuration that can run local commands")]
+        if option == "-o" and value and _SSH_LOCAL.match(value):
+            return [Opaque("-o {} runs a local command".format(value.split("=")[0].strip()))]
+    return []
+
+
 # the parsers a table's Runs may name as its ``hook``
-RUN_HOOKS: dict[str, Callable[[list[str]], list[Inner]]] = {"git-runs": _git_runs}
+RUN_HOOKS: dict[str, Callable[[list[str]], list[Inner]]] = {"git-runs": _git_runs, "ssh-options": _ssh_options}
 _GIT_PROGRAM_KEY = re.compile(
     r"command|cmd|helper|program|pager|editor|ssh|hook|textconv|driver|filter|tool|proxy|askpass|exec|fsmonitor"
     r"|include|pack|protocol|url|sendemail|shell|path|external|sequence"

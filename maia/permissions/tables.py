@@ -737,6 +737,8 @@ def _curl(args: Sequence[str], _launch: Path | None) -> list[Target]:
                 found.append(Target(value))
         elif name in ("-O", "--remote-name", "-J", "--remote-header-name", "--remote-name-all"):
             found.append(Target(".", tree=True))
+        elif name in ("-K", "--config") and value:
+            found.append(Target(".", tree=True))  # a configuration may name any file to write
     return found
 
 
@@ -931,6 +933,14 @@ def _openssl(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [
         Target(args[i + 1]) for i, w in enumerate(args[:-1]) if w in ("-out", "-keyout", "-certout", "-outform_file")
     ]
+
+
+def _scp(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """scp/sftp: a local last operand receives what is copied (a file, or files in a folder)."""
+    _options, operands = _operands(args, OptionSpec(short_value="cFiJlmoPSXDBbR"))
+    if len(operands) < 2 or ":" in operands[-1]:
+        return []
+    return [Target(operands[-1], tree=True)]
 
 
 def _ssh_keygen(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -1880,6 +1890,74 @@ TABLES: tuple[Table, ...] = (
             "curl --alt-svc .env https://x",
         ),
         not_match=("curl -s https://x",),
+    ),
+    Table(
+        ("man",),
+        option_dangers=OptionDangers(
+            frozenset({"--pager", "--html", "--config-file"}),
+            "man runs the pager or browser it is given, or reads a configuration",
+            "PHC",
+            "CLmMSePrEpTX",
+            "man runs the pager or browser it is given, or reads a configuration",
+        ),
+        long=frozenset({"--pager", "--html", "--config-file", "--prompt", "--preprocessor", "--path"}),
+        match=(
+            "man -P 'rm -rf x' ls",
+            "man --pager=x ls",
+            "man -Hfirefox ls",
+            "man --html ls",
+            "man -C x ls",
+            "man --config-file=x ls",
+        ),
+        not_match=("man ls", "man 5 crontab", "man -k printf"),
+    ),
+    Table(
+        ("scp", "sftp"),
+        runs=Runs(
+            "{option} runs a local program",
+            spec=OptionSpec(short_value="cFiJlmoPSXDBbR"),
+            anywhere=True,
+            commands=frozenset({"-S", "-D"}),
+            hook="ssh-options",  # -F and -o ProxyCommand… as ssh reads them
+        ),
+        writes=_scp,
+        match=(
+            "scp -S x a h:b",
+            "sftp -D /bin/x h",
+            "scp -F cfg a h:b",
+            "scp -o ProxyCommand=x a h:b",
+            "scp h:secret .env",
+        ),
+        not_match=("scp a h:b", "scp -P 2222 a h:b", "scp -o StrictHostKeyChecking=no a h:b"),
+    ),
+    Table(
+        ("pandoc",),
+        long=frozenset({"--output", "--from", "--to", "--standalone", "--template", "--metadata"}),
+        dangerous=frozenset({"--filter", "--lua-filter", "--defaults"}),
+        runs=Runs(
+            "pandoc {option} runs a program or Lua code",
+            spec=OptionSpec(
+                short_value="FLdofrtMVcHBAT",
+                long_value=frozenset({"--filter", "--lua-filter", "--defaults", "--output", "--from", "--to"}),
+            ),
+            anywhere=True,
+            commands=frozenset({"-F", "-L", "-d", "--filter", "--lua-filter", "--defaults"}),
+        ),
+        writes=_option_values(
+            OptionSpec(short_value="FLdofrtMVcHBAT", long_value=frozenset({"--output", "--from", "--to"})),
+            ("-o", "--output"),
+        ),
+        match=(
+            "pandoc -F x a.md",
+            "pandoc --filter=x a.md",
+            "pandoc --fil x a.md",
+            "pandoc -L x.lua a.md",
+            "pandoc --lua-filter=x.lua a.md",
+            "pandoc -d x.yaml",
+            "pandoc --defaults x.yaml",
+            "pandoc -o .env a.md",
+        ),
+        not_match=("pandoc a.md", "pandoc -f markdown -t html a.md"),
     ),
     Table(
         ("wget",),

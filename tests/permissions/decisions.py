@@ -232,6 +232,16 @@ PROBES: dict[str, list[str]] = {
     "psql": ["db", "-c x"],
     "mysql": ["-e x", "--execute=x", "db"],
     "osascript": ["-e x"],
+    # files written and programs run, tables added with the data (issue 26)
+    "man": ["-P 'rm -rf build' ls", "--pager=x ls", "-Hx ls", "ls", "5 crontab"],
+    "scp": ["-S x a h:b", "-F cfg a h:b", "-o ProxyCommand=x a h:b", "h:x .env", "a h:b"],
+    "sftp": ["-D x h", "h"],
+    "pandoc": ["--filter=x a.md", "-L x.lua a.md", "-o .env a.md", "a.md"],
+    "curl": ["-K cfg https://x", "--cookie-jar .env https://x", "--stderr .env https://x", "-s https://x"],
+    "strace": ["-o .env ls", "-f ls"],
+    "tcpdump": ["-w .env", "-r a.pcap"],
+    "gpg": ["-o .env -d x", "--list-keys"],
+    "ssh-keygen": ["-f .env", "-l -f k.pub"],
     # global options before a subcommand (tables' globals)
     "kubectl": ["-n prod get pods", "-n prod delete pod x", "--context x get pods", "--kubeconfig x get pods"],
     "helm": ["-n x list", "--kube-context x list", "--kubeconfig x list", "--debug list"],
@@ -267,6 +277,7 @@ GIT_RUNS = [
 PROBES["git"] = [*PROBES["git"], *GIT_RUNS]
 PROBES["pnpm"] = [*PROBES["pnpm"], "exec rm -rf build", "x cowsay", "explore x", "test"]
 PROBES["yarn"] = [*PROBES["yarn"], "exec x", "test"]
+PROBES["less"] = [*PROBES["less"], "-o .env f", "--log-file=.env f"]
 
 
 ISSUE_ROWS = [
