@@ -1229,6 +1229,7 @@ TABLES: tuple[Table, ...] = (
                 "filter-repo": OptionDangers(itself="git filter-repo runs the callbacks it is given"),
                 "submodule": OptionDangers(itself="git submodule can run commands (foreach, update hooks)"),
                 "bisect": OptionDangers(itself="git bisect can run commands (bisect run)"),
+                "instaweb": OptionDangers(itself="git instaweb starts a web server and a browser of its choosing"),
             },
         ),
         match=(
@@ -1305,6 +1306,7 @@ TABLES: tuple[Table, ...] = (
             "git submodule foreach x",
             "git bisect run x",
             "git -c core.editor=x commit",
+            "git instaweb --browser=x",
         ),
         not_match=(
             "git status",
@@ -1427,7 +1429,7 @@ TABLES: tuple[Table, ...] = (
         runs=Runs(
             "npm {option} runs a package's program",
             spec=NPM_GLOBALS.spec,
-            subcommands=frozenset({"exec", "x", "explore", "exe"}),
+            subcommands=frozenset({"exec", "x", "explore", "exe", "dlx"}),
         ),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
         option_dangers=OptionDangers(
@@ -1449,6 +1451,7 @@ TABLES: tuple[Table, ...] = (
             "npm x cowsay",
             "pnpm explore x",
             "npm exe x",
+            "pnpm dlx cowsay",
         ),
         not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),
