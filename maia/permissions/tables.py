@@ -1429,7 +1429,7 @@ TABLES: tuple[Table, ...] = (
         runs=Runs(
             "npm {option} runs a package's program",
             spec=NPM_GLOBALS.spec,
-            subcommands=frozenset({"exec", "x", "explore", "exe", "dlx"}),
+            subcommands=frozenset({"exec", "x", "explore", "exe"}),
         ),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
         option_dangers=OptionDangers(
@@ -1451,7 +1451,6 @@ TABLES: tuple[Table, ...] = (
             "npm x cowsay",
             "pnpm explore x",
             "npm exe x",
-            "pnpm dlx cowsay",
         ),
         not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),
