@@ -1200,72 +1200,88 @@ def _valued(args: Sequence[str], names: frozenset[str]) -> list[tuple[str, str |
     return found
 
 
+def _why(text: str, sub: str, option: str = "") -> str:
+    return text.replace("{sub}", sub).replace("{option}", option) if "{" in text else text
+
+
+# per OptionDangers: whether it can find something in arguments none of which starts with - or +
+# (a hook, tar's old-style cluster, NAME=value operands); computed once per table entry
+_READS_PLAIN: dict[int, tuple[tables.OptionDangers, bool]] = {}
+
+
+def _reads_plain_words(options: tables.OptionDangers) -> bool:
+    known = _READS_PLAIN.get(id(options))
+    if known is None or known[0] is not options:
+        plain = bool(options.hook or options.first_cluster) or any(
+            check.test == "assignment" or not check.options or any(o[:1] not in "-+" for o in check.options)
+            for check in options.values
+        )
+        plain = plain or any(p[:1] not in "-+" for p in options.prefixes)
+        plain = plain or any(w[:1] not in "-+" for w in options.words)
+        known = _READS_PLAIN[id(options)] = (options, plain)
+    return known[1]
+
+
 def _judge_options(
     args: list[str], options: tables.OptionDangers, name: str, launch: Path | None, sub: str = ""
 ) -> list[Danger]:
     """What a table's :class:`~maia.permissions.tables.OptionDangers` finds in ``args`` (long prefixes
     already spelled out); each danger's ``key`` says which declared danger it is (examples cover each)."""
+    if not _reads_plain_words(options) and not any(arg[:1] in ("-", "+") for arg in args):
+        return []  # the common case (git status, sort data.txt): nothing to read
     where = f"sub:{sub}/" if sub else ""
-
-    def why(text: str, option: str = "") -> str:
-        return text.replace("{sub}", sub).replace("{option}", option)
-
     if options.single_dash:
         args = ["-" + a[2:] if a.startswith("--") else a for a in args]
     if options.first_cluster and args and not args[0].startswith("-"):
         args = ["-" + args[0], *args[1:]]  # old style: tar xzf … is a cluster of options
     found: list[Danger] = []
     if options.long:
-        found += [
-            Danger(d.token, why(options.long_why), key=f"{where}long:{d.token}")
-            for d in _long_dangers(args, options.long, "")
-        ]
+        for d in _long_dangers(args, options.long, ""):
+            found.append(Danger(d.token, _why(options.long_why, sub), key=f"{where}long:{d.token}"))
     if options.short:
-        found += [
-            Danger(d.token, why(options.short_why), key=f"{where}short:{d.token[1:]}")
-            for d in _short_dangers(args[:1] if options.first_only else args, options.short, options.short_values, "")
-        ]
+        cluster = args[:1] if options.first_only else args
+        for d in _short_dangers(cluster, options.short, options.short_values, ""):
+            found.append(Danger(d.token, _why(options.short_why, sub), key=f"{where}short:{d.token[1:]}"))
     if options.words or options.prefixes:
         for arg in args:
             if arg in options.words:
-                found.append(Danger(arg, why(options.words_why), key=f"{where}word:{arg}"))
+                found.append(Danger(arg, _why(options.words_why, sub), key=f"{where}word:{arg}"))
             elif options.prefixes and arg.startswith(options.prefixes):
                 prefix = next(p for p in options.prefixes if arg.startswith(p))
-                found.append(Danger(arg, why(options.words_why), key=f"{where}prefix:{prefix}"))
-    if options.spec is not None and (options.values or options.uncertain):
-        scan = scan_options(args, options.spec, stop_at_operand=not options.anywhere)
-        pairs = scan.options
-        operands = scan.rest
-        if not scan.certain and options.uncertain:
-            found.append(Danger(name, why(options.uncertain), key=f"{where}uncertain"))
-    elif options.values:
-        pairs = _valued(args, frozenset().union(*(check.options for check in options.values)))
-        operands = [a for a in args if not a.startswith("-")]
-    for number, check in enumerate(options.values):
-        key = f"{where}value:{number}"
-        if check.test == "assignment":
-            found.extend(
-                Danger(operand.split("=")[0].rstrip(":+?! "), why(check.why), check.nameable, key)
-                for operand in operands
-                if _ASSIGNMENT.match(operand)
-            )
-            continue
-        test = VALUE_TESTS[check.test]
-        found.extend(
-            Danger(check.token or option, why(check.why, option), check.nameable, key)
-            for option, value in pairs
-            if option in check.options and test(value, launch)
-        )
+                found.append(Danger(arg, _why(options.words_why, sub), key=f"{where}prefix:{prefix}"))
+    if options.values or options.uncertain:
+        if options.spec is not None and not options.anywhere and (not args or args[0][:1] != "-"):
+            pairs, operands = [], args  # no leading option: nothing for the spec to read
+        elif options.spec is not None:
+            scan = scan_options(args, options.spec, stop_at_operand=not options.anywhere)
+            pairs = scan.options
+            operands = scan.rest
+            if not scan.certain and options.uncertain:
+                found.append(Danger(name, _why(options.uncertain, sub), key=f"{where}uncertain"))
+        else:
+            pairs = _valued(args, frozenset().union(*(check.options for check in options.values)))
+            operands = [a for a in args if not a.startswith("-")]
+        for number, check in enumerate(options.values):
+            if check.test == "assignment":
+                for operand in operands:
+                    if _ASSIGNMENT.match(operand):
+                        token = operand.split("=")[0].rstrip(":+?! ")
+                        found.append(Danger(token, _why(check.why, sub), check.nameable, f"{where}value:{number}"))
+                continue
+            test = VALUE_TESTS[check.test]
+            for option, value in pairs:
+                if option in check.options and test(value, launch):
+                    why = _why(check.why, sub, option)
+                    found.append(Danger(check.token or option, why, check.nameable, f"{where}value:{number}"))
     if options.hook:
-        found += [
-            Danger(d.token, d.why, d.nameable, f"{where}hook:{options.hook}") for d in HOOKS[options.hook](args, launch)
-        ]
+        for d in HOOKS[options.hook](args, launch):
+            found.append(Danger(d.token, d.why, d.nameable, f"{where}hook:{options.hook}"))
     return found
 
 
 def _judge_subcommands(args: list[str], subs: tables.Subcommands, name: str, launch: Path | None) -> list[Danger]:
     """The dangers past a program's global options: every subcommand's, then its own."""
-    rest = scan_options(args, subs.spec).rest
+    rest = scan_options(args, subs.spec).rest if args and args[0].startswith("-") else args
     sub = rest[0] if rest else ""
     tail = rest[1:]
     found = _judge_options(tail, subs.every, name, launch, sub)
@@ -1357,34 +1373,40 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     name = program_name(part.program)
     found: list[Danger] = []
     table = tables.BY_NAME.get(name)
-    if table is not None and table_failures(table):
+    if table is None:
+        if part.folder_moved and name in FOLDER_SENSITIVE:
+            found.append(Danger(name, _MOVED_WHY.format(name=name), False))
+        return found
+    if not (table.long or table.dangerous or table.option_dangers or table.subcommands):
+        # most programs (ls, cat, grep…): their table says nothing of their options
+        if part.folder_moved and name in FOLDER_SENSITIVE:
+            found.append(Danger(name, _MOVED_WHY.format(name=name), False))
+        return found
+    checked = _CHECKED.get(id(table))
+    failures = checked[1] if checked is not None and checked[0] is table else table_failures(table)
+    if failures:
         # a table that does not hold its own examples is not loaded: nothing it says is trusted
-        why = f"the table of {name} fails its own examples ({table_failures(table)[0]})"
-        return [Danger(name, why, False)]
-    words = part.words
-    if table is not None and (table.long or table.dangerous):
+        return [Danger(name, f"the table of {name} fails its own examples ({failures[0]})", False)]
+    args = list(part.words[1:])
+    if table.long or table.dangerous:
         # options as the program reads them: --o=x is --output=x for sort, --upload=… --upload-pack for git
-        reading = tables.read_long(words[1:], table)
-        words = (words[0], *reading.args)
-        found.extend(
-            Danger(arg, f"{name} reads {arg.split('=', 1)[0]} as an unknown or ambiguous option", False)
-            for arg in reading.doubtful
-        )
-        found.extend(
-            Danger(
-                option,
-                f"{arg.split('=', 1)[0]} is how {name} may read {option}, which writes or runs something",
-                key=f"dangerous:{option}",
+        reading = tables.read_long(args, table)
+        args = reading.args
+        for arg in reading.doubtful:
+            found.append(Danger(arg, f"{name} reads {arg.split('=', 1)[0]} as an unknown or ambiguous option", False))
+        for arg, option in reading.dangerous:
+            written_as = arg.split("=", 1)[0]
+            why = (
+                f"{written_as} is how {name} may read {option}, which writes or runs something"
+                if written_as != option
+                else f"{name} {option} writes or runs something"
             )
-            if arg.split("=", 1)[0] != option
-            else Danger(option, f"{name} {option} writes or runs something", key=f"dangerous:{option}")
-            for arg, option in reading.dangerous
-        )
-    if table is not None and (table.option_dangers is not None or table.subcommands is not None):
+            found.append(Danger(option, why, key=f"dangerous:{option}"))
+    if table.option_dangers is not None or table.subcommands is not None:
         if table.option_dangers is not None:
-            found.extend(_judge_options(list(words[1:]), table.option_dangers, name, launch))
+            found += _judge_options(args, table.option_dangers, name, launch)
         if table.subcommands is not None:
-            found.extend(_judge_subcommands(list(words[1:]), table.subcommands, name, launch))
+            found += _judge_subcommands(args, table.subcommands, name, launch)
         for index, word in enumerate(part.words[1:], start=1):
             if DYN in word:
                 found.append(
@@ -1395,10 +1417,11 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
                 found.append(Danger(word, f"{word} may expand to file names that {name} reads as options", False))
                 break
     if part.folder_moved and name in FOLDER_SENSITIVE:
-        found.append(
-            Danger(name, f"{name} runs in a folder outside the launch folder (it reads its configuration there)", False)
-        )
+        found.append(Danger(name, _MOVED_WHY.format(name=name), False))
     return found
+
+
+_MOVED_WHY = "{name} runs in a folder outside the launch folder (it reads its configuration there)"
 
 
 def names_option(rule_words: Sequence[str], danger: Danger) -> bool:
