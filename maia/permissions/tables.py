@@ -858,9 +858,15 @@ def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
     return []
 
 
-def _by_subcommand(spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes]) -> Writes:
+def _by_subcommand(
+    spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes], every_starts: tuple[str, ...] = ()
+) -> Writes:
     """The files a program writes, per subcommand past its global options (``spec``): ``every`` reads
-    any subcommand's arguments, ``each`` one subcommand's own."""
+    any subcommand's arguments (only words starting with ``every_starts``), ``each`` one subcommand's own."""
+
+    def may_write(words: Sequence[str]) -> bool:
+        # the common case (git status, git diff --stat): no subcommand or option that writes
+        return any(word in each or word.startswith(every_starts) for word in words)
 
     def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
         rest = scan_options(list(args), spec).rest
@@ -873,13 +879,19 @@ def _by_subcommand(spec: OptionSpec, every: Writes | None, each: Mapping[str, Wr
         found = every(tail, launch) if every is not None else []
         return found + own(tail, launch) if own is not None else found
 
+    _MAY_WRITE[writes] = may_write
     return writes
+
+
+# a quick look at a command's words before its writes are read (``written``): False, it writes nothing
+_MAY_WRITE: dict[Writes, Callable[[Sequence[str]], bool]] = {}
 
 
 # git's written files: data per subcommand, each entry a reader above or a combinator
 _GIT_WRITES = _by_subcommand(
     GIT_GLOBAL_OPTIONS,
     every=_option_values(OptionSpec(long_value=frozenset({"--output"})), ("--output",)),
+    every_starts=("--o",),  # --output and its prefixes
     each={
         "archive": _option_values(OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
         "bundle": _option_values(OptionSpec(short_value="o"), ("-o",)),
@@ -2654,6 +2666,9 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
         return []
     table = BY_NAME.get(program_name(words[0]))
     if table is None or table.writes is None:
+        return []
+    quick = _MAY_WRITE.get(table.writes)
+    if quick is not None and not quick(words):
         return []
     if not (table.long or table.dangerous):
         return table.writes(list(words[1:]), launch)
