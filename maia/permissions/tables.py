@@ -955,6 +955,16 @@ def _scp(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [Target(operands[-1], tree=True)]
 
 
+def _yq(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """yq -i EXPRESSION FILE…: the files it rewrites (the first operand is the expression)."""
+    options, operands = _operands(args, OptionSpec(short_value="opIsf", long_flags=None))
+    if not ({"-i", "--inplace"} & set(options)):
+        return []
+    if operands[:1] and operands[0] in ("e", "eval", "ea", "eval-all"):
+        operands = operands[1:]
+    return [Target(o) for o in operands[1:]] or [Target(o) for o in operands]
+
+
 def _ssh_keygen(args: Sequence[str], _launch: Path | None) -> list[Target]:
     """ssh-keygen -f FILE makes FILE and FILE.pub, unless it only reads it (-l, -y, -B, -F, -R, -H…)."""
     options, _rest = _operands(args, OptionSpec(short_value="abCDEfFGIJjKmMNnOPrsSStVwYzZ"))
@@ -1242,6 +1252,10 @@ TABLES: tuple[Table, ...] = (
                 "submodule": OptionDangers(itself="git submodule can run commands (foreach, update hooks)"),
                 "bisect": OptionDangers(itself="git bisect can run commands (bisect run)"),
                 "instaweb": OptionDangers(itself="git instaweb starts a web server and a browser of its choosing"),
+                "send-email": OptionDangers(
+                    long=frozenset({"--smtp-server", "--sendmail-cmd"}),
+                    long_why="git send-email runs the mail program it is given",
+                ),
             },
         ),
         match=(
@@ -1319,6 +1333,8 @@ TABLES: tuple[Table, ...] = (
             "git bisect run x",
             "git -c core.editor=x commit",
             "git instaweb --browser=x",
+            "git send-email --smtp-server=/tmp/x a.patch",
+            "git send-email --sendmail-cmd=x a.patch",
         ),
         not_match=(
             "git status",
@@ -1690,8 +1706,24 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("openssl",),
         writes=_openssl,
-        match=("openssl enc -in a -out .env", "openssl genrsa -out key.pem"),
-        not_match=("openssl version",),
+        option_dangers=OptionDangers(
+            words=frozenset({"-engine", "-provider", "-provider-path"}),
+            words_why="openssl loads a library of code with this option",
+        ),
+        match=(
+            "openssl enc -in a -out .env",
+            "openssl genrsa -out key.pem",
+            "openssl enc -engine x -in a",
+            "openssl dgst -provider x a",
+            "openssl dgst -provider-path . -provider x a",
+        ),
+        not_match=("openssl version", "openssl x509 -in cert.pem -noout -text"),
+    ),
+    Table(
+        ("yq",),
+        writes=_yq,
+        match=("yq -i '.a = 1' .env", "yq e -i '.a = 1' f.yaml", "yq --inplace '.a' f.yaml"),
+        not_match=("yq '.a' f.yaml", "yq e '.a' f.yaml"),
     ),
     Table(
         ("less", "more", "most"),

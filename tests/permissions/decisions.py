@@ -242,6 +242,8 @@ PROBES: dict[str, list[str]] = {
     "tcpdump": ["-w .env", "-r a.pcap"],
     "gpg": ["-o .env -d x", "--list-keys"],
     "ssh-keygen": ["-f .env", "-l -f k.pub"],
+    "openssl": ["enc -engine x -in a", "dgst -provider x a", "version", "enc -in a -out .env"],
+    "yq": ["-i '.a = 1' .env", "e -i '.a' f.yaml", "'.a' f.yaml"],
     # global options before a subcommand (tables' globals)
     "kubectl": ["-n prod get pods", "-n prod delete pod x", "--context x get pods", "--kubeconfig x get pods"],
     "helm": ["-n x list", "--kube-context x list", "--kubeconfig x list", "--debug list"],
@@ -273,6 +275,9 @@ GIT_RUNS = [
     "--no-pager log",
     "-p log",
     "--namespace x log",
+    "send-email --smtp-server=/tmp/x a.patch",
+    "send-email --sendmail-cmd=x a.patch",
+    "instaweb",
 ]
 PROBES["git"] = [*PROBES["git"], *GIT_RUNS]
 PROBES["pnpm"] = [*PROBES["pnpm"], "exec rm -rf build", "x cowsay", "explore x", "test"]
