@@ -407,9 +407,9 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
         return _loader(args, stdin)
     if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
         return _awk(args, stdin)
-    handler = _SPECIAL.get(name)
-    if handler is not None:
-        return handler(args, stdin)
+    reader = _READER_OF.get(name)
+    if reader is not None:
+        return READERS[reader](args, stdin)
     table = _RUNS.get(name)
     if table is not None and table.runs is not None:
         return _table_runs(table, table.runs, args)
@@ -422,7 +422,7 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
 def _runners() -> frozenset[str]:
     """Every program name inner_commands has something to say about (interpreters aside)."""
     awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
-    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS, *_RUNS})
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_READER_OF, *_WRAPPERS, *_RUNS})
 
 
 def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]:
@@ -895,15 +895,12 @@ def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
     return _argv_or_nothing(scan.rest)
 
 
-_SPECIAL_NAMES = frozenset(
-    {"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"}
-) | {"flock", "command", "eval", "capsh"}
-_SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
+# the parsers a table names as its ``reader``: what these programs run, read their own way
+READERS: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "env": _env,
     "xargs": _xargs,
     "find": _find,
     "fd": _fd,
-    "fdfind": _fd,
     "watch": _watch,
     "su": _su("su"),
     "runuser": _su("runuser"),
@@ -921,8 +918,8 @@ _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
 _RUNS: dict[str, tables.Table] = {name: table for table in tables.TABLES for name in table.names if table.runs}
 
 
+_READER_OF: dict[str, str] = {name: table.reader for table in tables.TABLES for name in table.names if table.reader}
 _RUNNERS = _runners()
-assert set(_SPECIAL) == _SPECIAL_NAMES
 
 # --- global options: finding the subcommand --------------------------------------------------------
 
@@ -1622,7 +1619,10 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
         hit = bool(tables.written(words, launch)) or bool(found) or bool(hidden)
         if hit != (command in table.match):
             failures.append(f"{key}: {command!r} should {'' if command in table.match else 'not '}be found")
-    if table.wrapper is not None and not table.runs_examples:
+    if table.reader and table.reader not in READERS:
+        failures.append(f"{key}: no parser named {table.reader!r}")
+        return failures
+    if (table.wrapper is not None or table.reader) and not table.runs_examples:
         failures.append(f"{key}: a wrapper needs an example of what it runs")
     for command, expected in table.runs_examples:
         words = tuple(shlex.split(command))
@@ -1634,7 +1634,12 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
             "opaque"
             if any(isinstance(i, Opaque) for i in inner)
             else next(
-                (" ".join(i.words) if isinstance(i, Argv) else i.text for i in inner if not isinstance(i, Opaque)), None
+                (
+                    " ".join(i.words).replace(DYN, "…") if isinstance(i, Argv) else i.text
+                    for i in inner
+                    if not isinstance(i, Opaque)
+                ),
+                None,
             )
         )
         if got != expected:

@@ -258,6 +258,8 @@ class Table:
     opaque: str = ""  # it always runs something nobody can see (gdb, tmux, parallel…): why
     interpreter: Interpreter | None = None  # it runs code (python, perl, node…)
     wrapper: Wrapper | None = None  # it runs the command its words give (nohup, timeout, sudo…)
+    # a parser in programs.py (``READERS``) reads what it runs: env -S, xargs, find -exec, sudo -s…
+    reader: str = ""
     # (command, what it runs: the words, "opaque", or None for nothing), checked on load like match
     runs_examples: tuple[tuple[str, str | None], ...] = ()
     always_examples: tuple[tuple[str, str | None], ...] = ()
@@ -2477,30 +2479,67 @@ _RUNS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
     "flock": (("flock /tmp/l ls", "ls"), ("flock /tmp/l -c 'rm x'", "rm x")),
     "pkexec": (("pkexec ls", "ls"),),
     "linux32": (("x86_64 rm -rf build", "opaque"), ("linux32 ls", "opaque"), ("i386", "opaque")),
+    # programs whose parser (``reader``) says what they run; … stands for words known when they run
+    "env": (("env X=1 ls -l", "ls -l"), ("env -S 'ls -l'", "opaque"), ("env -C /tmp ls", "opaque")),
+    "xargs": (("xargs ls -l", "ls -l …"), ("xargs -I{} cp {} out", "cp … out"), ("xargs", "echo …")),
+    "find": (("find . -exec ls {} ;", "ls …"), ("find . -name x", None), ("find . -exec ls", "opaque")),
+    "fd": (("fd -x ls", "ls …"), ("fdfind -e py", None)),
+    "watch": (("watch ls -l", "ls -l"), ("watch -x ls -l", "ls -l")),
+    "su": (("su -c ls", "ls"), ("su", "opaque"), ("su -s /bin/sh", "opaque")),
+    "runuser": (("runuser -u x ls", "ls"), ("runuser -c ls", "ls")),
+    "sg": (("sg grp -c ls", "ls"), ("sg grp", "opaque")),
+    "script": (("script -c ls out", "ls"), ("script", "opaque")),
+    "ssh": (("ssh -o ProxyCommand=x h", "opaque"), ("ssh -F cfg h", "opaque"), ("ssh h ls", None)),
+    "eval": (("eval ls -l", "ls -l"), ("eval", None)),
+    "capsh": (("capsh -- -c ls", "opaque"),),
+}
+# the parser of each program that reads what it runs its own way (programs.READERS)
+_READER_OF: dict[str, str] = {
+    "env": "env",
+    "xargs": "xargs",
+    "find": "find",
+    "fd": "fd",
+    "fdfind": "fd",
+    "watch": "watch",
+    "su": "su",
+    "runuser": "runuser",
+    "sg": "sg",
+    "script": "script",
+    "ssh": "ssh",
+    "sudo": "sudo",
+    "doas": "doas",
+    "flock": "flock",
+    "command": "command",
+    "eval": "eval",
+    "capsh": "capsh",
 }
 
 
 def _with_wrappers(tables: tuple[Table, ...]) -> tuple[Table, ...]:
-    """The tables with their ``wrapper`` and its examples; a table per wrapper left (setarch's
-    personality names share one)."""
+    """The tables with their ``wrapper`` or ``reader`` and examples of what they run; a table per
+    program left (setarch's personality names share one)."""
     import dataclasses
 
+    runners = set(_WRAPPERS) | set(_READER_OF)
     out: list[Table] = []
     covered: set[str] = set()
     for table in tables:
-        names = [n for n in table.names if n in _WRAPPERS]
+        names = [n for n in table.names if n in runners]
         if names:
             covered.update(names)
             examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
-            table = dataclasses.replace(table, wrapper=_WRAPPERS[names[0]], runs_examples=examples)
+            wrapper = next((_WRAPPERS[n] for n in names if n in _WRAPPERS), None)
+            reader = next((_READER_OF[n] for n in names if n in _READER_OF), "")
+            table = dataclasses.replace(table, wrapper=wrapper, reader=reader, runs_examples=examples)
         out.append(table)
-    groups: dict[Wrapper, list[str]] = {}
-    for name, wrapper in _WRAPPERS.items():
+    groups: dict[tuple[Wrapper | None, str], list[str]] = {}
+    for name in [*_WRAPPERS, *_READER_OF]:
         if name not in covered:
-            groups.setdefault(wrapper, []).append(name)
-    for wrapper, names in groups.items():
+            covered.add(name)
+            groups.setdefault((_WRAPPERS.get(name), _READER_OF.get(name, "")), []).append(name)
+    for (wrapper, reader), names in groups.items():
         examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
-        out.append(Table(tuple(names), wrapper=wrapper, runs_examples=examples))
+        out.append(Table(tuple(names), wrapper=wrapper, reader=reader, runs_examples=examples))
     return tuple(out)
 
 
@@ -2642,7 +2681,8 @@ _ALWAYS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
     "tee": (("tee out.txt", None),),
     "reader": (("cat /nonexistent-maia-file", None), ("head -5 /nonexistent-maia-file", None)),
     "word": (("ls -la src", "ls *"), ("pytest -x tests", "pytest *")),
-    "exact": (("kill 123", "kill 123"), ("ssh host uptime", "ssh host uptime")),
+    "exact": (("kill 123", "kill 123"),),
+    "ssh": (("ssh host uptime", "ssh host uptime"),),
     "rm": (("rm -rf build", "rm -rf build"), ("mkfifo pipe", "mkfifo pipe *")),
     "curl": (("curl https://example.org", "curl https://example.org"),),
     "git": (

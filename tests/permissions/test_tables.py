@@ -142,3 +142,14 @@ def test_flock_reads_its_command_after_the_lock_file(tmp_path: Path) -> None:
 def test_written_files_are_judged(command: str, tmp_path: Path) -> None:
     rules = {"allow": ["Bash"], "deny": ["Write(.env)"]}
     assert explain("Bash", {"command": command}, rules, tmp_path).verdict.value == "deny"
+
+
+def test_a_program_read_by_its_own_parser_names_it_and_shows_what_it_runs() -> None:
+    env = tables.BY_NAME["env"]
+    assert env.reader == "env" and ("env -S 'ls -l'", "opaque") in env.runs_examples
+    assert tables.BY_NAME["fdfind"].reader == "fd"
+    wrong = dataclasses.replace(env, reader="enviro")
+    assert programs.table_failures(wrong) == ["env: no parser named 'enviro'"]
+    xargs = tables.BY_NAME["xargs"]
+    lie = dataclasses.replace(xargs, runs_examples=(("xargs ls -l", "ls -l"),))  # xargs adds its input's words
+    assert programs.table_failures(lie) == ["xargs: 'xargs ls -l' runs 'ls -l …', not 'ls -l'"]
