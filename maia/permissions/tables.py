@@ -25,6 +25,7 @@ A :class:`Table` says, for one program (and its aliases):
   (``git branch -d``); ``globals``: those options, which rules match past (``git -C dir push``);
 - ``runs``: what it runs that its words do not show (``tar -I``, ``npx -c``, ``npm exec``);
   ``wrapper``: it runs the command its words give (``nohup``, ``sudo``), with ``runs_examples``;
+  ``reader``: the parser that reads what it runs its own way (``env -S``, ``xargs``, ``find -exec``);
   ``interpreter``: it runs code (``python -c``); ``opaque``: it always runs something unseen (``gdb``);
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
   a dangerous or doubtful option, something opaque) or nothing; each danger the table declares
