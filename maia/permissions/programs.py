@@ -405,8 +405,6 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
         return _interpreter(interpreter, args, stdin)
     if _LOADER.fullmatch(name):
         return _loader(args, stdin)
-    if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
-        return _awk(args, stdin)
     reader = _READER_OF.get(name)
     if reader is not None:
         return READERS[reader](args, stdin)
@@ -421,8 +419,7 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
 
 def _runners() -> frozenset[str]:
     """Every program name inner_commands has something to say about (interpreters aside)."""
-    awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
-    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_READER_OF, *_WRAPPERS, *_RUNS})
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *_READER_OF, *_WRAPPERS, *_RUNS})
 
 
 def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]:
@@ -913,6 +910,7 @@ READERS: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "command": _command,
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
     "capsh": _capsh,
+    "awk": _awk,
 }
 # what the tables say a program runs (tables.Runs): tar -I, gcc -wrapper, npm exec, npx -c, git -c core.*…
 _RUNS: dict[str, tables.Table] = {name: table for table in tables.TABLES for name in table.names if table.runs}

@@ -2493,6 +2493,8 @@ _RUNS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
     "ssh": (("ssh -o ProxyCommand=x h", "opaque"), ("ssh -F cfg h", "opaque"), ("ssh h ls", None)),
     "eval": (("eval ls -l", "ls -l"), ("eval", None)),
     "capsh": (("capsh -- -c ls", "opaque"),),
+    "awk": (("awk '{print $1}' f", "opaque"), ("gawk -f - f", "opaque")),
+    "busybox-awk": (("busybox-awk 1 f", "opaque"),),
 }
 # the parser of each program that reads what it runs its own way (programs.READERS)
 _READER_OF: dict[str, str] = {
@@ -2513,6 +2515,12 @@ _READER_OF: dict[str, str] = {
     "command": "command",
     "eval": "eval",
     "capsh": "capsh",
+    # every awk program can run commands (system, pipes, getline): never proven harmless
+    "awk": "awk",
+    "gawk": "awk",
+    "mawk": "awk",
+    "nawk": "awk",
+    "busybox-awk": "awk",
 }
 
 
