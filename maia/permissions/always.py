@@ -122,16 +122,20 @@ def rule_for(words: Sequence[str]) -> str | None:
 
 def check_examples() -> list[str]:
     """Every table's ``always_examples``, checked: the failures, in words."""
+    return [failure for table in tables.TABLES for failure in check_table(table)]
+
+
+def check_table(table: tables.Table) -> list[str]:
+    """One table's ``always_examples``: the failures, in words."""
     import shlex
 
     failures: list[str] = []
-    for table in tables.TABLES:
-        for command, expected in table.always_examples:
-            words = shlex.split(command)
-            if words[0] not in table.names:
-                failures.append(f"{table.names[0]}: always example {command!r} runs another program")
-                continue
-            got = rule_for(words)
-            if got != expected:
-                failures.append(f"{table.names[0]}: always offers {got!r} for {command!r}, not {expected!r}")
+    for command, expected in table.always_examples:
+        words = shlex.split(command)
+        if words[0] not in table.names:
+            failures.append(f"{table.names[0]}: always example {command!r} runs another program")
+            continue
+        got = rule_for(words)
+        if got != expected:
+            failures.append(f"{table.names[0]}: always offers {got!r} for {command!r}, not {expected!r}")
     return failures

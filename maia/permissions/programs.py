@@ -1,4 +1,6 @@
-"""What programs do with their arguments: the tables behind Bash decisions.
+"""What programs do with their arguments, read from the program tables (``tables.py``, the data).
+
+This module is the code that reads them, and the few parsers a table names as hooks:
 
 - **wrappers** run another command given as words (``sudo``, ``timeout``, ``env``…): what they run
   becomes a part of its own, found by reading the wrapper's options as the wrapper does;
@@ -13,18 +15,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from maia.permissions import tables
 from maia.permissions.options import OptionSpec, operand_suffixes, option_names, scan_options
 from maia.permissions.parts import DYN, Part
-from maia.permissions.tables import GIT_GLOBAL_OPTIONS
 from maia.permissions.tables import OTHER_SHELLS as OTHER_SHELLS  # defined with the tables ("always" reads them)
 from maia.permissions.tables import SHELLS as SHELLS
 
@@ -327,6 +329,7 @@ class Opaque:
 
     reason: str
     texts: tuple[str, ...] = ()
+    key: str = field(default="", compare=False)  # which of its table's Runs (examples cover each)
 
 
 Inner = Argv | Script | Opaque
@@ -354,292 +357,21 @@ def _uncertain(program: str, args: Sequence[str]) -> list[Inner]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    spec: OptionSpec
-    positional: int = 0  # operands before the command (timeout's duration, chroot's root…)
-    empty: str = "none"  # with no command: "none" (runs nothing) or "shell" (runs a shell on stdin)
-    opaque: bool = False  # what runs is not the program its name says (chroot: another root)
-
-
-_ANY = OptionSpec()
-_WRAPPERS: dict[str, _Wrapper] = {
-    "nohup": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
-    "builtin": _Wrapper(OptionSpec(short_flags="")),
-    "command": _Wrapper(OptionSpec(short_flags="pvV")),
-    "exec": _Wrapper(OptionSpec(short_value="a", short_flags="cl")),
-    "setsid": _Wrapper(OptionSpec(short_flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"}))),
-    "time": _Wrapper(
-        OptionSpec(
-            short_value="fo",
-            short_flags="apqv",
-            long_value=frozenset({"--format", "--output"}),
-            long_flags=frozenset({"--append", "--portability", "--verbose", "--quiet"}),
-        )
-    ),
-    "nice": _Wrapper(
-        OptionSpec(short_value="n", short_flags="", long_value=frozenset({"--adjustment"}), numeric_flags=True)
-    ),
-    "ionice": _Wrapper(
-        OptionSpec(
-            short_value="cnpPu",
-            short_flags="t",
-            long_value=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}),
-            long_flags=frozenset({"--ignore"}),
-        )
-    ),
-    "stdbuf": _Wrapper(
-        OptionSpec(short_value="ioe", short_flags="", long_value=frozenset({"--input", "--output", "--error"}))
-    ),
-    "timeout": _Wrapper(
-        OptionSpec(
-            short_value="sk",
-            short_flags="v",
-            long_value=frozenset({"--signal", "--kill-after"}),
-            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
-        ),
-        positional=1,
-    ),
-    "doas": _Wrapper(OptionSpec(short_value="uC", short_flags="nLs"), empty="shell"),
-    "sudo": _Wrapper(
-        OptionSpec(
-            short_value="ugCDhprtUTR",
-            short_flags="AbEeHiKklnPSsVv",
-            long_value=frozenset(
-                {
-                    "--user",
-                    "--group",
-                    "--close-from",
-                    "--chdir",
-                    "--host",
-                    "--prompt",
-                    "--role",
-                    "--type",
-                    "--other-user",
-                    "--command-timeout",
-                    "--chroot",
-                }
-            ),
-            long_flags=frozenset(
-                {
-                    "--askpass",
-                    "--background",
-                    "--preserve-env",
-                    "--edit",
-                    "--set-home",
-                    "--login",
-                    "--remove-timestamp",
-                    "--reset-timestamp",
-                    "--list",
-                    "--non-interactive",
-                    "--preserve-groups",
-                    "--stdin",
-                    "--shell",
-                    "--validate",
-                    "--",
-                }
-            ),
-        ),
-        empty="shell",
-    ),
-    "chroot": _Wrapper(OptionSpec(long_value=frozenset({"--userspec", "--groups"})), positional=1, opaque=True),
-    "taskset": _Wrapper(OptionSpec(short_value="", short_flags="acp", long_flags=frozenset({"--cpu-list"})), 1),
-    "chrt": _Wrapper(OptionSpec(short_value="TPD", short_flags="abdfimoprRv"), positional=1),
-    "unbuffer": _Wrapper(OptionSpec(short_flags="p")),
-    "caffeinate": _Wrapper(OptionSpec(short_value="tw", short_flags="dimsu")),
-    "strace": _Wrapper(
-        OptionSpec(
-            short_value="abeEIoOpPsSuUX",
-            short_flags="cCdDfFhiknqrtTvVwxyzZ",
-            long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
-        )
-    ),
-    "setarch": _Wrapper(
-        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
-    ),
-    "unshare": _Wrapper(
-        OptionSpec(
-            short_value="wRSG",
-            short_flags="muinpUCTfrc",
-            long_value=frozenset({"--wd", "--root", "--setuid", "--setgid", "--propagation", "--setgroups"}),
-            long_flags=None,
-        ),
-        empty="shell",
-    ),
-    "setpriv": _Wrapper(
-        OptionSpec(
-            short_flags="d",
-            long_value=frozenset(
-                {
-                    "--reuid",
-                    "--regid",
-                    "--ruid",
-                    "--euid",
-                    "--rgid",
-                    "--egid",
-                    "--groups",
-                    "--inh-caps",
-                    "--ambient-caps",
-                    "--bounding-set",
-                    "--securebits",
-                    "--pdeathsig",
-                    "--selinux-label",
-                    "--apparmor-profile",
-                    "--landlock-access",
-                    "--landlock-rule",
-                }
-            ),
-            long_flags=frozenset(
-                {"--clear-groups", "--keep-groups", "--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--dump"}
-            ),
-        )
-    ),
-    "prlimit": _Wrapper(OptionSpec(short_value="p", short_optional="cdefilmnqrstvxy", long_value=frozenset({"--pid"}))),
-    "fakeroot": _Wrapper(
-        OptionSpec(short_value="lsib", short_flags="uvh", long_value=frozenset({"--lib", "--faked"})), empty="shell"
-    ),
-    "dbus-run-session": _Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
-    "busybox": _Wrapper(OptionSpec(short_flags="")),
-    "flock": _Wrapper(
-        OptionSpec(
-            short_value="wEc",
-            short_flags="sxunoFvh",
-            long_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
-            long_flags=None,
-        ),
-        positional=1,
-    ),
-    "pkexec": _Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
+# wrappers: each table's ``wrapper`` (tables.py)
+_WRAPPERS: dict[str, tables.Wrapper] = {
+    name: table.wrapper for table in tables.TABLES for name in table.names if table.wrapper is not None
 }
 
-# setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
-for _alias in [
-    "linux32",
-    "linux64",
-    "x86_64",
-    "i386",
-    "i486",
-    "i586",
-    "i686",
-    "uname26",
-    "ppc",
-    "ppc32",
-    "ppc64",
-    "ppc64le",
-    "sparc",
-    "sparc32",
-    "sparc64",
-    "s390",
-    "s390x",
-    "mips",
-    "mips32",
-    "mips64",
-    "parisc",
-    "parisc32",
-    "parisc64",
-    "ia64",
-    "arm",
-    "armv7l",
-    "armv8l",
-    "aarch64",
-    "arm64",
-]:
-    _WRAPPERS[_alias] = _Wrapper(
-        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
-    )
 
-# interpreters: the options that give them code to run (opaque), and their option grammar
-_CODE_OPTIONS: dict[str, tuple[OptionSpec, frozenset[str]]] = {
-    "python": (
-        OptionSpec(short_value="cmWXQ", short_flags="bBdEhiIOPqRsSuvVx", stop=frozenset({"-c", "-m"})),
-        frozenset({"-c"}),
-    ),
-    "perl": (
-        OptionSpec(short_value="eEI", short_optional="0lixCdDFMmVWXt", short_flags="acnpsTuUvwhS"),
-        frozenset({"-e", "-E", "-M", "-m", "-d"}),
-    ),
-    "ruby": (OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"})),
-    "node": (
-        OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
-        frozenset({"-e", "-p", "--eval", "--print"}),
-    ),
-    "php": (OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"})),
-    "lua": (OptionSpec(short_value="el"), frozenset({"-e"})),
-    "Rscript": (OptionSpec(short_value="e"), frozenset({"-e"})),
-    "R": (OptionSpec(short_value="e"), frozenset({"-e"})),
-    "osascript": (OptionSpec(short_value="el"), frozenset({"-e"})),
-    "julia": (OptionSpec(short_value="eEL"), frozenset({"-e", "-E", "-L"})),
-    "elixir": (OptionSpec(short_value="er"), frozenset({"-e"})),
-    "expect": (OptionSpec(short_value="cf"), frozenset({"-c"})),
-    "guile": (OptionSpec(short_value="cel"), frozenset({"-c", "-e"})),
-    "psql": (OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})), frozenset()),
-    "mysql": (OptionSpec(short_value="eDhPuS", long_value=frozenset({"--execute"})), frozenset({"-e", "--execute"})),
+# interpreters: each table's ``interpreter`` (tables.py); its other names are aliases of the first
+_CODE_OPTIONS: dict[str, tables.Interpreter] = {
+    table.names[0]: table.interpreter for table in tables.TABLES if table.interpreter is not None
 }
 _INTERPRETER_ALIASES = {
-    "python2": "python",
-    "python3": "python",
-    "pypy": "python",
-    "pypy3": "python",
-    "nodejs": "node",
-    "bun": "node",
-    "luajit": "lua",
-    "perl5": "perl",
+    name: table.names[0] for table in tables.TABLES if table.interpreter is not None for name in table.names[1:]
 }
-# always opaque: they run commands in ways that cannot be read from their arguments
-_ALWAYS_OPAQUE = {
-    "gdb": "gdb runs commands of its own (-ex, shell)",
-    "lldb": "lldb runs commands of its own",
-    "parallel": "parallel builds the commands it runs",
-    "tmux": "tmux runs commands in its sessions",
-    "screen": "screen runs commands in its sessions",
-    "byobu": "byobu runs commands in its sessions",
-    "nsenter": "nsenter runs a command inside other namespaces",
-    "systemd-run": "systemd-run runs a command as a service",
-    "source": "source runs a file's commands in this shell",
-    ".": ". runs a file's commands in this shell",
-    "at": "at runs commands read from its input later",
-    "batch": "batch runs commands read from its input later",
-    "crontab": "crontab installs commands to run later",
-    "sqlite3": "sqlite3 can run shell commands (.shell, .system)",
-    "ex": "ex runs editor commands read from its input",
-    "perf": "perf runs the command it measures, with its own options",
-    "ssh-agent": "ssh-agent runs a command with an agent of its own",
-    "valgrind": "valgrind runs a program under tools of its choosing",
-    "run-parts": "run-parts runs every program of a folder",
-    "hyperfine": "hyperfine runs its arguments as shell commands",
-    "rlwrap": "rlwrap runs a command with its own options",
-    "sshpass": "sshpass runs a command",
-    "firejail": "firejail runs a command in a sandbox of its own",
-    "bwrap": "bwrap runs a command in another file system view",
-    "systemd-nspawn": "systemd-nspawn runs a command in a container",
-    "flatpak-spawn": "flatpak-spawn runs a command outside the sandbox",
-    "numactl": "numactl runs a command",
-    "cgexec": "cgexec runs a command",
-    "proxychains": "proxychains runs a command through a proxy",
-    "proxychains4": "proxychains runs a command through a proxy",
-    "torsocks": "torsocks runs a command",
-    "faketime": "faketime runs a command with a false clock",
-    "eatmydata": "eatmydata runs a command with libraries preloaded",
-    "catchsegv": "catchsegv runs a command",
-    "xvfb-run": "xvfb-run runs a command",
-    "dbus-launch": "dbus-launch runs a command",
-    "entr": "entr runs a command when files change",
-    "cpulimit": "cpulimit runs a command",
-    "chpst": "chpst runs a command",
-    "daemonize": "daemonize runs a command in the background",
-    "start-stop-daemon": "start-stop-daemon runs a program",
-    "mpirun": "mpirun runs a program",
-    "mpiexec": "mpiexec runs a program",
-    "uftrace": "uftrace runs a program",
-    "ltrace": "ltrace runs a program with its own options",
-    "rr": "rr runs and records a program",
-    "expect": "expect runs scripts that can run commands",
-    "tclsh": "tclsh runs Tcl code that can run commands",
-    "wish": "wish runs Tcl code that can run commands",
-    "ed": "ed runs editor commands (! runs a shell)",
-    "emacs": "emacs runs Lisp (--eval, -l) that can run commands",
-    "sudoedit": "sudoedit edits files as another user",
-}
+# always opaque: they run commands in ways that cannot be read from their arguments (tables' ``opaque``)
+_ALWAYS_OPAQUE = {name: table.opaque for table in tables.TABLES for name in table.names if table.opaque}
 
 
 _VERSIONED = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
@@ -673,11 +405,12 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
         return _interpreter(interpreter, args, stdin)
     if _LOADER.fullmatch(name):
         return _loader(args, stdin)
-    if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
-        return _awk(args, stdin)
-    handler = _SPECIAL.get(name)
-    if handler is not None:
-        return handler(args, stdin)
+    reader = _READER_OF.get(name)
+    if reader is not None:
+        return READERS[reader](args, stdin)
+    table = _RUNS.get(name)
+    if table is not None and table.runs is not None:
+        return _table_runs(table, table.runs, args)
     wrapper = _WRAPPERS.get(name)
     if wrapper is None:
         return []
@@ -686,11 +419,10 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
 
 def _runners() -> frozenset[str]:
     """Every program name inner_commands has something to say about (interpreters aside)."""
-    awk = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
-    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *awk, *_SPECIAL_NAMES, *_WRAPPERS})
+    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *_READER_OF, *_WRAPPERS, *_RUNS})
 
 
-def _wrapped(name: str, wrapper: _Wrapper, args: list[str]) -> list[Inner]:
+def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]:
     scan = scan_options(args, wrapper.spec)
     if not scan.certain:
         return _uncertain(name, args)
@@ -723,7 +455,7 @@ def _shell(name: str, args: list[str], stdin: Stdin) -> list[Inner]:
 
 
 def _interpreter(key: str, args: list[str], stdin: Stdin) -> list[Inner]:
-    spec, code_options = _CODE_OPTIONS[key]
+    spec, code_options = _CODE_OPTIONS[key].spec, _CODE_OPTIONS[key].code
     scan = scan_options(args, spec)
     names = option_names(scan)
     if key == "psql":
@@ -782,7 +514,7 @@ def _loader(args: list[str], _stdin: Stdin) -> list[Inner]:
     return [*found, Opaque("the dynamic loader runs a program with libraries of its choosing")]
 
 
-def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
+def _git_runs(args: list[str]) -> list[Inner]:
     """git -c core.*/alias.*/…command=…, difftool -x: programs git runs."""
     scan = scan_options(args, _GIT_GLOBALS.spec)
     found: list[Inner] = []
@@ -822,75 +554,85 @@ def _git_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
     return found
 
 
+_SSH_LOCAL = re.compile(r"\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)\b", re.IGNORECASE)
+
+
+def _ssh_options(args: list[str]) -> list[Inner]:
+    """-F and -o as ssh reads them, for scp and sftp: a configuration or option that runs a local command."""
+    scan = scan_options(args, OptionSpec(short_value="cFiJlmoPSXDBbR"), stop_at_operand=False)
+    for option, value in scan.options:
+        if option == "-F":
+            return [Opaque("-F reads an ssh configuration that can run local commands")]
+        if option == "-o" and value and _SSH_LOCAL.match(value):
+            return [Opaque("-o {} runs a local command".format(value.split("=")[0].strip()))]
+    return []
+
+
+# the parsers a table's Runs may name as its ``hook``
+RUN_HOOKS: dict[str, Callable[[list[str]], list[Inner]]] = {"git-runs": _git_runs, "ssh-options": _ssh_options}
 _GIT_PROGRAM_KEY = re.compile(
     r"command|cmd|helper|program|pager|editor|ssh|hook|textconv|driver|filter|tool|proxy|askpass|exec|fsmonitor"
     r"|include|pack|protocol|url|sendemail|shell|path|external|sequence"
 )
-_TAR_RUNNING = frozenset(
-    {
-        "--to-command",
-        "--checkpoint-action",
-        "--use-compress-program",
-        "--info-script",
-        "--new-volume-script",
-        "--rsh-command",
-        "--rmt-command",
-    }
-)
-
-
-def _tar_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
-    args = list(args)
-    if args and not args[0].startswith("-"):
-        args[0] = "-" + args[0]
-    table = tables.BY_NAME["tar"]
-    reading = tables.read_long(args, table)
-    found: list[Inner] = []
-    for _arg, option in reading.dangerous:
-        if option in _TAR_RUNNING:
-            found.append(Opaque(f"tar {option} runs a program", (_arg.partition("=")[2].replace("exec=", ""),)))
-    spec = OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None)
-    for option, value in scan_options(reading.args, spec, stop_at_operand=False).options:
-        if option in ("-I", "-F") and value:
-            found.append(Opaque(f"tar {option} runs a program", (value,)))
-    return found
-
-
-def _compiler(args: list[str], _stdin: Stdin) -> list[Inner]:
-    for index, arg in enumerate(args):
-        if arg == "-wrapper" and index + 1 < len(args):
-            return [Opaque("gcc -wrapper runs its programs through another", (args[index + 1].replace(",", " "),))]
-        if arg.startswith(("-fplugin", "-B", "--plugin", "-specs", "--specs")):
-            return [Opaque(f"{arg.split('=', 1)[0]} makes the compiler run other programs")]
-    return []
-
-
-def _npm_runs(args: list[str], _stdin: Stdin) -> list[Inner]:
-    scan = scan_options(args, _GLOBALS["npm"].spec)
-    if scan.rest[:1] and scan.rest[0] in ("exec", "x", "explore", "exe"):
-        return [Opaque(f"npm {scan.rest[0]} runs a package's program"), *_uncertain_tails(scan.rest[1:])]
-    return []
-
-
-def _npx(args: list[str], _stdin: Stdin) -> list[Inner]:
-    for index, arg in enumerate(args):
-        if arg in ("-c", "--call") and index + 1 < len(args):
-            return [Script(args[index + 1], exact=False), Opaque("npx -c runs a command line")]
-        if arg.startswith("--call="):
-            return [Script(arg.split("=", 1)[1], exact=False), Opaque("npx -c runs a command line")]
-    return []
-
-
-def _cmake(args: list[str], _stdin: Stdin) -> list[Inner]:
-    if "-E" in args:
-        tail = args[args.index("-E") + 1 :]
-        if tail[:1] and tail[0] in ("env", "time", "chdir"):
-            return [Opaque(f"cmake -E {tail[0]} runs a command"), *_uncertain_tails(tail[1:])]
-    return []
 
 
 def _uncertain_tails(args: Sequence[str]) -> list[Inner]:
     return [Argv(tuple(t), (), False) for t in operand_suffixes(args)]
+
+
+def _table_runs(table: tables.Table, runs: tables.Runs, args: list[str]) -> list[Inner]:
+    """What a table's :class:`~maia.permissions.tables.Runs` finds: options whose value is a command,
+    arguments that load programs, subcommands that run one, and its parser hook."""
+    found: list[Inner] = []
+
+    def opaque(option: str, texts: tuple[str, ...], key: str) -> None:
+        found.append(Opaque(runs.why.replace("{option}", option), texts, key))
+
+    args = list(args)
+    if runs.first_cluster and args and not args[0].startswith("-"):
+        args[0] = "-" + args[0]  # old style: tar cIf … is a cluster of options
+    if table.long or table.dangerous:
+        # every spelling of a long option that runs something (any prefix of it counts)
+        reading = tables.read_long(args, table)
+        for arg, option in reading.dangerous:
+            if option in runs.commands:
+                opaque(option, (arg.partition("=")[2].replace("exec=", ""),), f"runs:{option}")
+        args = reading.args
+    wanted = runs.commands | runs.shell
+    if wanted:
+        if runs.spec is not None:
+            pairs = scan_options(args, runs.spec, stop_at_operand=not runs.anywhere).options
+        else:
+            pairs = _valued(args, wanted)
+        for option, value in pairs:
+            if option in runs.commands and value:
+                texts = (value, value.replace(",", " ")) if "," in value else (value,)
+                opaque(option, texts, f"runs:{option}")
+            elif option in runs.shell and value is not None:
+                found.append(Script(value, exact=False))
+                opaque(option, (), f"runs:{option}")
+    if runs.prefixes:
+        for arg in args:
+            prefix = next((p for p in runs.prefixes if arg.startswith(p)), None)
+            if prefix is not None:
+                opaque(arg.split("=", 1)[0], (), f"runs:{prefix}")
+    for sub in runs.subcommands:
+        first, _space, second = sub.partition(" ")
+        if second:
+            at = args.index(first) if first in args else -1
+            tail = args[at + 2 :] if at >= 0 and args[at + 1 : at + 2] == [second] else None
+        else:
+            rest = scan_options(args, runs.spec or OptionSpec()).rest
+            tail = rest[1:] if rest[:1] == [sub] else None
+        if tail is not None:
+            opaque(sub, (), f"runs:{sub}")
+            found.extend(_uncertain_tails(tail))
+    if runs.hook:
+        found.extend(
+            dataclasses.replace(inner, key=f"runs:hook:{runs.hook}") if isinstance(inner, Opaque) else inner
+            for inner in RUN_HOOKS[runs.hook](args)
+        )
+    return found
 
 
 def _env(args: list[str], _stdin: Stdin) -> list[Inner]:
@@ -1138,6 +880,8 @@ def _flock(args: list[str], _stdin: Stdin) -> list[Inner]:
     if not scan.certain:
         return _uncertain("flock", args)
     rest = scan.rest[1:]
+    if rest[:1] in (["-c"], ["--command"]):  # flock FILE -c TEXT: read after the file too
+        return [Script(rest[1])] if len(rest) > 1 else [Opaque("flock -c without a command")]
     return [Argv(tuple(rest))] if rest else []
 
 
@@ -1148,18 +892,12 @@ def _command(args: list[str], _stdin: Stdin) -> list[Inner]:
     return _argv_or_nothing(scan.rest)
 
 
-_COMPILERS = frozenset({"gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran"})
-_SPECIAL_NAMES = (
-    frozenset({"env", "xargs", "find", "fd", "fdfind", "watch", "su", "runuser", "sg", "script", "ssh", "sudo", "doas"})
-    | {"flock", "command", "eval", "capsh", "git", "tar", "gtar", "bsdtar", "npm", "pnpm", "npx", "cmake"}
-    | _COMPILERS
-)
-_SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
+# the parsers a table names as its ``reader``: what these programs run, read their own way
+READERS: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "env": _env,
     "xargs": _xargs,
     "find": _find,
     "fd": _fd,
-    "fdfind": _fd,
     "watch": _watch,
     "su": _su("su"),
     "runuser": _su("runuser"),
@@ -1172,178 +910,23 @@ _SPECIAL: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "command": _command,
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
     "capsh": _capsh,
-    "git": _git_runs,
-    "tar": _tar_runs,
-    "gtar": _tar_runs,
-    "bsdtar": _tar_runs,
-    "npm": _npm_runs,
-    "pnpm": _npm_runs,
-    "npx": _npx,
-    "cmake": _cmake,
-    **dict.fromkeys(_COMPILERS, _compiler),
+    "awk": _awk,
 }
+# what the tables say a program runs (tables.Runs): tar -I, gcc -wrapper, npm exec, npx -c, git -c core.*…
+_RUNS: dict[str, tables.Table] = {name: table for table in tables.TABLES for name in table.names if table.runs}
 
 
+_READER_OF: dict[str, str] = {name: table.reader for table in tables.TABLES for name in table.names if table.reader}
 _RUNNERS = _runners()
-assert set(_SPECIAL) == _SPECIAL_NAMES
 
 # --- global options: finding the subcommand --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Globals:
-    spec: OptionSpec
-    harmless: frozenset[str]  # options that may be skipped for an allow (the others must be named)
-    folder_options: frozenset[str] = frozenset()  # options naming the folder the program works in
-
-
-_GIT_GLOBALS = _Globals(
-    GIT_GLOBAL_OPTIONS,
-    harmless=frozenset(
-        {
-            "-C",
-            "--no-pager",
-            "-P",
-            "-p",
-            "--paginate",
-            "--no-replace-objects",
-            "--literal-pathspecs",
-            "--glob-pathspecs",
-            "--noglob-pathspecs",
-            "--icase-pathspecs",
-            "--no-optional-locks",
-            "--no-advice",
-            "--namespace",
-        }
-    ),
-    folder_options=frozenset({"-C"}),
-)
-_GLOBALS: dict[str, _Globals] = {
-    "git": _GIT_GLOBALS,
-    "kubectl": _Globals(
-        OptionSpec(
-            short_value="nsv",
-            short_flags="",
-            long_value=frozenset(
-                {
-                    "--namespace",
-                    "--context",
-                    "--kubeconfig",
-                    "--cluster",
-                    "--user",
-                    "--server",
-                    "--token",
-                    "--as",
-                    "--as-group",
-                    "--as-uid",
-                    "--request-timeout",
-                    "--certificate-authority",
-                    "--client-certificate",
-                    "--client-key",
-                    "--tls-server-name",
-                    "--cache-dir",
-                    "--v",
-                    "--log-file",
-                    "--profile",
-                    "--profile-output",
-                }
-            ),
-            long_flags=frozenset(
-                {
-                    "--insecure-skip-tls-verify",
-                    "--match-server-version",
-                    "--warnings-as-errors",
-                    "--disable-compression",
-                }
-            ),
-        ),
-        harmless=frozenset(
-            {
-                "-n",
-                "--namespace",
-                "--context",
-                "--cluster",
-                "--user",
-                "--request-timeout",
-                "-v",
-                "--v",
-                "--match-server-version",
-                "--warnings-as-errors",
-                "--disable-compression",
-            }
-        ),
-    ),
-    "helm": _Globals(
-        OptionSpec(
-            short_value="n",
-            long_value=frozenset({"--namespace", "--kube-context", "--kubeconfig", "--registry-config"}),
-            long_flags=frozenset({"--debug"}),
-        ),
-        harmless=frozenset({"-n", "--namespace", "--kube-context", "--debug"}),
-    ),
-    "terraform": _Globals(
-        OptionSpec(short_flags="", long_flags=frozenset(), single_dash_long=frozenset({"-chdir"})),
-        harmless=frozenset({"-chdir"}),
-        folder_options=frozenset({"-chdir"}),
-    ),
-    "npm": _Globals(
-        OptionSpec(
-            short_value="wC",
-            short_flags="gsqd",
-            long_value=frozenset(
-                {"--registry", "--prefix", "--userconfig", "--globalconfig", "--cache", "--loglevel", "--workspace"}
-            ),
-            long_flags=frozenset({"--global", "--silent", "--quiet", "--workspaces", "--offline", "--no-color"}),
-        ),
-        harmless=frozenset(
-            {"--registry", "--loglevel", "-w", "--workspace", "-s", "-q", "-d", "--silent", "--quiet", "--workspaces"}
-        ),
-        folder_options=frozenset({"--prefix", "-C"}),
-    ),
-    "docker": _Globals(
-        OptionSpec(
-            short_value="Hcl",
-            short_flags="Dv",
-            long_value=frozenset(
-                {"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}
-            ),
-            long_flags=frozenset({"--debug", "--tls", "--tlsverify"}),
-        ),
-        harmless=frozenset({"-D", "--debug", "-l", "--log-level", "-H", "--host", "-c", "--context"}),
-    ),
-    "cargo": _Globals(
-        OptionSpec(
-            short_value="CZ",
-            short_flags="vq",
-            long_value=frozenset({"--config", "--color"}),
-            long_flags=frozenset({"--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
-        ),
-        harmless=frozenset({"-v", "-q", "--color", "--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
-        folder_options=frozenset({"-C"}),
-    ),
-    "aws": _Globals(
-        OptionSpec(
-            long_value=frozenset(
-                {
-                    "--profile",
-                    "--region",
-                    "--output",
-                    "--endpoint-url",
-                    "--query",
-                    "--color",
-                    "--ca-bundle",
-                    "--cli-read-timeout",
-                    "--cli-connect-timeout",
-                }
-            ),
-            long_flags=frozenset({"--debug", "--no-paginate", "--no-verify-ssl", "--no-sign-request"}),
-        ),
-        harmless=frozenset({"--profile", "--region", "--output", "--query", "--color", "--debug", "--no-paginate"}),
-    ),
+# global options before a subcommand: each table's ``globals`` (tables.py)
+_GLOBALS: dict[str, tables.Globals] = {
+    name: table.globals for table in tables.TABLES for name in table.names if table.globals is not None
 }
-_GLOBALS["podman"] = _GLOBALS["docker"]
-_GLOBALS["pnpm"] = _GLOBALS["npm"]
-_GLOBALS["yarn"] = _GLOBALS["npm"]
+_GIT_GLOBALS = tables.GIT_GLOBALS
 
 
 def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | None = None) -> list[tuple[str, ...]]:
@@ -1431,6 +1014,7 @@ class Danger:
     token: str
     why: str
     nameable: bool = True  # False: no rule can name it (an argument only known when the command runs)
+    key: str = field(default="", compare=False)  # which danger of the program's table (examples cover each)
 
 
 def _long_dangers(args: Sequence[str], names: frozenset[str], why: str) -> list[Danger]:
@@ -1465,97 +1049,6 @@ def _short_dangers(args: Sequence[str], letters: str, value_letters: str, why: s
     return found
 
 
-_GIT_LONG = frozenset(
-    {
-        "--output",
-        "--ext-diff",
-        "--textconv",
-        "--upload-pack",
-        "--receive-pack",
-        "--exec",
-        "--open-files-in-pager",
-        "--extcmd",
-        "--tool",
-        "--config",
-        "--template",
-        "--separate-git-dir",
-        "--exec-path",
-        "--no-index",  # git diff --no-index compares any two files: it reads outside the repository
-        "--pathspec-from-file",
-        "--file",  # git commit --file, git config --file: another file read or written
-    }
-)
-_GIT_SHORT = {
-    "grep": "O",
-    "difftool": "xt",
-    "mergetool": "t",
-    "rebase": "x",
-    "clone": "uc",
-    "ls-remote": "u",
-    "commit": "F",
-    "tag": "F",
-}
-_GIT_RUNNERS = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "submodule", "bisect"})
-
-
-def _git(words: Sequence[str], launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    scan = scan_options(args, _GIT_GLOBALS.spec)
-    found: list[Danger] = []
-    for option, value in scan.options:
-        if option in ("-c", "--config-env"):
-            found.append(Danger(option, "git -c sets configuration, which can run commands (core.*, alias.*)"))
-        elif option in ("--git-dir", "--work-tree", "--exec-path") or (option == "--exec-path" and value):
-            found.append(Danger(option, f"git {option} points git at another repository or program", False))
-        elif option == "-C" and (launch is None or not inside(value, launch)):
-            found.append(Danger("-C", "git -C outside the launch folder runs with that repository's configuration"))
-        elif option == "-C" and launch is not None and other_repository(value, launch):
-            found.append(
-                Danger("-C", "git -C names another repository inside the launch folder (its configuration runs)", False)
-            )
-    if not scan.certain:
-        found.append(Danger("git", "git options that cannot be read for sure"))
-    rest = scan.rest
-    sub = rest[0] if rest else ""
-    tail = rest[1:]
-    found.extend(_long_dangers(tail, _GIT_LONG, f"git {sub} with this option writes files or runs commands"))
-    letters = _GIT_SHORT.get(sub, "")
-    if letters:
-        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option runs commands"))
-    if sub in _GIT_RUNNERS:
-        found.append(Danger(sub, f"git {sub} can run commands"))
-    changes = _GIT_CHANGING_OPTIONS.get(sub)
-    if changes is not None:
-        long_names, letters = changes
-        found.extend(_long_dangers(tail, long_names, f"git {sub} with this option changes or deletes"))
-        found.extend(_short_dangers(tail, letters, "", f"git {sub} with this option changes or deletes"))
-    return found
-
-
-# options that turn a listing subcommand into one that changes things: `git branch -d x` is no listing
-_GIT_CHANGING_OPTIONS: dict[str, tuple[frozenset[str], str]] = {
-    "branch": (
-        frozenset(
-            {
-                "--delete",
-                "--move",
-                "--copy",
-                "--force",
-                "--set-upstream-to",
-                "--unset-upstream",
-                "--edit-description",
-                "--track",
-            }
-        ),
-        "dDmMcCfu",
-    ),
-    "tag": (frozenset({"--delete", "--force", "--annotate", "--sign"}), "dfasu"),
-    "remote": (frozenset({"--delete"}), ""),
-    "stash": (frozenset(), ""),
-    "notes": (frozenset(), ""),
-}
-
-
 def other_repository(value: str | None, launch: Path) -> bool:
     """Whether a folder inside the launch folder belongs to another git repository (a folder between
     it and the launch folder holds ``.git`` or is itself a git directory)."""
@@ -1579,39 +1072,6 @@ def is_git_dir(folder: str) -> bool:
         and os.path.isdir(os.path.join(folder, "objects"))
         and os.path.isdir(os.path.join(folder, "refs"))
     )
-
-
-def _find_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    bad = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-    return [Danger(w, f"find {w} runs commands, deletes or writes files") for w in words[1:] if w in bad]
-
-
-_SED_SPEC = OptionSpec(
-    short_value="efl",
-    short_optional="i",
-    long_value=frozenset({"--expression", "--file", "--line-length"}),
-    long_flags=None,
-)
-
-
-def _sed(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    scan = scan_options(list(words[1:]), _SED_SPEC, stop_at_operand=False)
-    found: list[Danger] = []
-    scripts: list[str] = []
-    for option, value in scan.options:
-        if option in ("-i", "--in-place") or option.startswith("--in-place"):
-            found.append(Danger("-i", "sed -i rewrites files"))
-        elif option in ("-f", "--file"):
-            found.append(Danger(option, "sed -f runs a script file that can write files or run commands"))
-        elif option in ("-e", "--expression") and value is not None:
-            scripts.append(value)
-    operands = scan.rest
-    if not scripts and operands:
-        scripts.append(operands[0])
-    for script in scripts:
-        if DYN in script or _sed_runs_or_writes(script):
-            found.append(Danger(script, "this sed script runs commands or writes files (e, w)"))
-    return found
 
 
 def _sed_runs_or_writes(script: str) -> bool:
@@ -1668,151 +1128,202 @@ def _sed_runs_or_writes(script: str) -> bool:
     return False
 
 
-def _zip(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = [Danger(w, "zip -TT runs a program") for w in words[1:] if w == "-TT" or w.startswith("-TT")]
-    return found + _long_dangers(words[1:], frozenset({"--unzip-command"}), "zip runs a program")
+def _sed_script(args: Sequence[str], _launch: Path | None) -> list[Danger]:
+    """sed's script (``-e``, or the first operand) read as sed reads it: ``e``, ``w``, ``W`` found."""
+    scan = scan_options(list(args), tables._SED_DANGER_SPEC, stop_at_operand=False)
+    scripts = [value for option, value in scan.options if option in ("-e", "--expression") and value is not None]
+    if not scripts and scan.rest:
+        scripts.append(scan.rest[0])  # (after -f too: the first operand is then read as a script, to be safe)
+    return [
+        Danger(script, "this sed script runs commands or writes files (e, w)")
+        for script in scripts
+        if DYN in script or _sed_runs_or_writes(script)
+    ]
 
 
-def _pager(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = [Danger(w, "a + command runs pager commands (! runs a shell)") for w in args if w.startswith("+")]
-    found += _long_dangers(
-        args,
-        frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
-        "less writes a file or reads key bindings that run commands",
-    )
-    found += _short_dangers(args, "oOk", "oOkbhjpPtTxyz#", "less writes a file or reads key bindings")
-    return found
+_AWK_SPEC = OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"}))
+_AWK_FILES = frozenset({"-f", "--file", "-E", "-i", "--include", "-l", "--load"})
+_AWK_RUNS = re.compile(r"system|getline|[|>]|@load|@include|ENVIRON")
 
 
-def _vim(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = [Danger(w, "a + command runs editor commands (! runs a shell)") for w in args if w.startswith("+")]
-    found += _long_dangers(args, frozenset({"--cmd", "--startuptime"}), "vim runs commands or writes a file")
-    found += _short_dangers(args, "cSsuUwWeE", "cSsuUwWTirtq", "vim runs commands or writes files with this option")
-    return found
-
-
-def _make(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = list(words[1:])
-    found = _long_dangers(args, frozenset({"--eval"}), "make --eval adds rules that run commands")
-    found += _short_dangers(args, "E", "CfIoWE", "make -E adds rules that run commands")
-    scan = scan_options(
-        args,
-        OptionSpec(
-            short_value="CfIoWE", short_optional="jlO", long_value=frozenset({"--file", "--makefile", "--directory"})
-        ),
-        stop_at_operand=False,
-    )
-    for option, value in scan.options:
-        if option in ("-f", "--file", "--makefile") and (value in _STDIN_FILES or value is None):
-            found.append(Danger(option, "make -f - reads its rules from its input"))
-        elif option in ("-f", "--file", "--makefile", "-C", "--directory", "-I") and (
-            _launch is None or not inside(value, _launch)
-        ):
-            found.append(Danger(option, f"make {option} reads rules from outside the launch folder"))
-    for operand in scan.rest:
-        if re.match(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=", operand):
-            found.append(Danger(operand.split("=")[0].rstrip(":+?! "), "a make variable set on the command line"))
-    return found
-
-
-def _awk_dangers(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    scan = scan_options(
-        list(words[1:]), OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"}))
-    )
-    found: list[Danger] = []
-    programs: list[str] = []
-    for option, value in scan.options:
-        if option in ("-f", "--file", "-E", "-i", "--include", "-l", "--load"):
-            found.append(Danger(option, "awk runs a program file or loads an extension"))
-        elif option in ("-e", "--source") and value is not None:
-            programs.append(value)
-    if not programs and not found and scan.rest:
+def _awk_program(args: Sequence[str], _launch: Path | None) -> list[Danger]:
+    """awk's program text (``-e``/``--source``, or the first operand): what runs commands or writes."""
+    scan = scan_options(list(args), _AWK_SPEC)
+    programs = [value for option, value in scan.options if option in ("-e", "--source") and value is not None]
+    if not programs and not any(option in _AWK_FILES for option, _v in scan.options) and scan.rest:
         programs.append(scan.rest[0])
-    for program in programs:
-        if DYN in program or re.search(r"system|getline|[|>]|@load|@include|ENVIRON", program):
-            found.append(Danger(program, "this awk program runs commands or writes files"))
-    return found
+    return [
+        Danger(program, "this awk program runs commands or writes files")
+        for program in programs
+        if DYN in program or _AWK_RUNS.search(program)
+    ]
 
 
-def _go(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    args = [w.replace("--", "-", 1) if w.startswith("--") else w for w in words[1:]]
-    found = _long_dangers(args[1:], frozenset({"-exec", "-toolexec", "-overlay"}), "go runs a program with this option")
-    found += _folder_options(args, ("-C", "-modfile"), "go", _launch)
-    return found
-
-
-def _folder_options(args: Sequence[str], options: Sequence[str], program: str, launch: Path | None) -> list[Danger]:
-    """``-C dir`` / ``--opt=path`` options naming a place outside the launch folder (another project's
-    configuration or scripts then run)."""
-    found: list[Danger] = []
-    for index, arg in enumerate(args):
-        for option in options:
-            value: str | None = None
-            if arg == option and index + 1 < len(args):
-                value = args[index + 1]
-            elif arg.startswith(option + "="):
-                value = arg.split("=", 1)[1]
-            else:
-                continue
-            if launch is None or not inside(value, launch):
-                found.append(Danger(option, f"{program} {option} points outside the launch folder"))
-    return found
-
-
-def _npm(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(
-        words[1:],
-        frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
-        "npm runs another program or reads a configuration that does",
-    )
-    return found + _folder_options(words[1:], ("--prefix", "-C"), "npm", _launch)
-
-
-def _cargo(words: Sequence[str], _launch: Path | None) -> list[Danger]:
-    found = _long_dangers(words[1:], frozenset({"--config"}), "cargo --config can set a program to run")
-    return found + _folder_options(words[1:], ("--manifest-path", "-C"), "cargo", _launch)
-
-
-def _terraform(words: Sequence[str], launch: Path | None) -> list[Danger]:
-    for word in words[1:]:
-        if word.startswith("-chdir="):
-            if launch is None or not inside(word.split("=", 1)[1], launch):
-                return [Danger("-chdir", "terraform -chdir outside the launch folder")]
-        elif not word.startswith("-"):
-            break
-    return []
-
-
-_DANGERS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
-    "git": _git,
-    "find": _find_dangers,
-    "sed": _sed,
-    "gsed": _sed,
-    "zip": _zip,
-    "less": _pager,
-    "more": _pager,
-    "most": _pager,
-    "vim": _vim,
-    "vi": _vim,
-    "nvim": _vim,
-    "view": _vim,
-    "vimdiff": _vim,
-    "gvim": _vim,
-    "make": _make,
-    "gmake": _make,
-    "awk": _awk_dangers,
-    "gawk": _awk_dangers,
-    "mawk": _awk_dangers,
-    "nawk": _awk_dangers,
-    "go": _go,
-    "npm": _npm,
-    "pnpm": _npm,
-    "yarn": _npm,
-    "cargo": _cargo,
-    "terraform": _terraform,
+# the parsers a table may name as its ``hook``: knowledge that needs real reading, not a list
+HOOKS: dict[str, Callable[[Sequence[str], Path | None], list[Danger]]] = {
+    "sed-script": _sed_script,
+    "awk-program": _awk_program,
 }
+
+
+def _outside(value: str | None, launch: Path | None) -> bool:
+    return launch is None or not inside(value, launch)
+
+
+def _other_repository(value: str | None, launch: Path | None) -> bool:
+    return launch is not None and inside(value, launch) and other_repository(value, launch)
+
+
+# the value tests a table's ValueCheck names (tables.ValueTest); "assignment" judges operands
+VALUE_TESTS: dict[str, Callable[[str | None, Path | None], bool]] = {
+    "present": lambda _value, _launch: True,
+    "stdin": lambda value, _launch: value is None or value in _STDIN_FILES,
+    "outside": _outside,
+    "other-repository": _other_repository,
+}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\s*[:+?!]?=")
+
+
+def _valued(args: Sequence[str], names: frozenset[str]) -> list[tuple[str, str | None]]:
+    """``opt value`` and ``opt=value`` anywhere in ``args``, for the options ``names``."""
+    found: list[tuple[str, str | None]] = []
+    for index, arg in enumerate(args):
+        if arg in names:
+            found.append((arg, args[index + 1] if index + 1 < len(args) else None))
+        elif "=" in arg and arg.split("=", 1)[0] in names:
+            found.append((arg.split("=", 1)[0], arg.split("=", 1)[1]))
+    return found
+
+
+def _why(text: str, sub: str, option: str = "") -> str:
+    return text.replace("{sub}", sub).replace("{option}", option) if "{" in text else text
+
+
+# per OptionDangers: whether it can find something in arguments none of which starts with - or +
+# (a hook, tar's old-style cluster, NAME=value operands); computed once per table entry
+_READS_PLAIN: dict[int, tuple[tables.OptionDangers, bool]] = {}
+
+
+def _reads_plain_words(options: tables.OptionDangers) -> bool:
+    known = _READS_PLAIN.get(id(options))
+    if known is None or known[0] is not options:
+        plain = bool(options.hook or options.first_cluster) or any(
+            check.test == "assignment" or not check.options or any(o[:1] not in "-+" for o in check.options)
+            for check in options.values
+        )
+        plain = plain or any(p[:1] not in "-+" for p in options.prefixes)
+        plain = plain or any(w[:1] not in "-+" for w in options.words)
+        known = _READS_PLAIN[id(options)] = (options, plain)
+    return known[1]
+
+
+def _judge_options(
+    args: list[str], options: tables.OptionDangers, name: str, launch: Path | None, sub: str = ""
+) -> list[Danger]:
+    """What a table's :class:`~maia.permissions.tables.OptionDangers` finds in ``args`` (long prefixes
+    already spelled out); each danger's ``key`` says which declared danger it is (examples cover each)."""
+    if not _reads_plain_words(options) and not any(arg[:1] in ("-", "+") for arg in args):
+        return []  # the common case (git status, sort data.txt): nothing to read
+    where = f"sub:{sub}/" if sub else ""
+    if options.single_dash:
+        args = ["-" + a[2:] if a.startswith("--") else a for a in args]
+    if options.first_cluster and args and not args[0].startswith("-"):
+        args = ["-" + args[0], *args[1:]]  # old style: tar xzf … is a cluster of options
+    found: list[Danger] = []
+    if options.long:
+        for d in _long_dangers(args, options.long, ""):
+            found.append(Danger(d.token, _why(options.long_why, sub), key=f"{where}long:{d.token}"))
+    if options.short:
+        cluster = args[:1] if options.first_only else args
+        for d in _short_dangers(cluster, options.short, options.short_values, ""):
+            found.append(Danger(d.token, _why(options.short_why, sub), key=f"{where}short:{d.token[1:]}"))
+    if options.words or options.prefixes:
+        for arg in args:
+            if arg in options.words:
+                found.append(Danger(arg, _why(options.words_why, sub), key=f"{where}word:{arg}"))
+            elif options.prefixes and arg.startswith(options.prefixes):
+                prefix = next(p for p in options.prefixes if arg.startswith(p))
+                found.append(Danger(arg, _why(options.words_why, sub), key=f"{where}prefix:{prefix}"))
+    if options.values or options.uncertain:
+        if options.spec is not None and not options.anywhere and (not args or args[0][:1] != "-"):
+            pairs, operands = [], args  # no leading option: nothing for the spec to read
+        elif options.spec is not None:
+            scan = scan_options(args, options.spec, stop_at_operand=not options.anywhere)
+            pairs = scan.options
+            operands = scan.rest
+            if not scan.certain and options.uncertain:
+                found.append(Danger(name, _why(options.uncertain, sub), key=f"{where}uncertain"))
+        else:
+            pairs = _valued(args, frozenset().union(*(check.options for check in options.values)))
+            operands = [a for a in args if not a.startswith("-")]
+        for number, check in enumerate(options.values):
+            if check.test == "assignment":
+                for operand in operands:
+                    if _ASSIGNMENT.match(operand):
+                        token = operand.split("=")[0].rstrip(":+?! ")
+                        found.append(Danger(token, _why(check.why, sub), check.nameable, f"{where}value:{number}"))
+                continue
+            test = VALUE_TESTS[check.test]
+            for option, value in pairs:
+                if option in check.options and test(value, launch):
+                    why = _why(check.why, sub, option)
+                    found.append(Danger(check.token or option, why, check.nameable, f"{where}value:{number}"))
+    if options.hook:
+        for d in HOOKS[options.hook](args, launch):
+            found.append(Danger(d.token, d.why, d.nameable, f"{where}hook:{options.hook}"))
+    return found
+
+
+def _judge_subcommands(args: list[str], subs: tables.Subcommands, name: str, launch: Path | None) -> list[Danger]:
+    """The dangers past a program's global options: every subcommand's, then its own."""
+    rest = scan_options(args, subs.spec).rest if args and args[0].startswith("-") else args
+    sub = rest[0] if rest else ""
+    tail = rest[1:]
+    found = _judge_options(tail, subs.every, name, launch, sub)
+    own = subs.each.get(sub)
+    if own is not None:
+        found += _judge_options(tail, own, name, launch, sub)
+        if own.itself:
+            found.append(Danger(sub, own.itself, key=f"sub:{sub}/itself"))
+    return found
+
+
+def declared(table: tables.Table) -> set[str]:
+    """The keys of every danger a table declares (its ``match`` examples must show each)."""
+    keys: set[str] = set()
+
+    def add(options: tables.OptionDangers, where: str = "") -> None:
+        keys.update(f"{where}long:{o}" for o in options.long)
+        keys.update(f"{where}short:{letter}" for letter in options.short)
+        keys.update(f"{where}word:{w}" for w in options.words)
+        keys.update(f"{where}prefix:{p}" for p in options.prefixes)
+        # a folder of another repository needs a real one: tests/permissions show it (git -C vendor/lib)
+        keys.update(f"{where}value:{n}" for n, check in enumerate(options.values) if check.test != "other-repository")
+        if options.uncertain:
+            keys.add(f"{where}uncertain")
+        if options.itself:
+            keys.add(f"{where}itself")
+        if options.hook:
+            keys.add(f"{where}hook:{options.hook}")
+
+    if table.option_dangers is not None:
+        add(table.option_dangers)
+    if table.subcommands is not None:
+        for sub, options in table.subcommands.each.items():
+            add(options, f"sub:{sub}/")
+        keys.update(f"sub:*/{key}" for key in _every_keys(table.subcommands.every))
+    keys.update(f"dangerous:{o}" for o in table.dangerous)
+    if table.runs is not None:
+        runs = table.runs
+        keys.update(f"runs:{o}" for o in (*runs.commands, *runs.shell, *runs.prefixes, *runs.subcommands))
+        if runs.hook:
+            keys.add(f"runs:hook:{runs.hook}")
+    return keys
+
+
+def _every_keys(options: tables.OptionDangers) -> set[str]:
+    return {f"long:{o}" for o in options.long} | {f"short:{letter}" for letter in options.short}
+
 
 # run their project's code: in a folder nobody checked, they run anything (git's hooks and config too)
 FOLDER_SENSITIVE = frozenset(
@@ -1855,29 +1366,42 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
     if not part.words:
         return []
     name = program_name(part.program)
-    check = _DANGERS.get(name)
     found: list[Danger] = []
     table = tables.BY_NAME.get(name)
-    words = part.words
-    if table is not None and (table.long or table.dangerous):
+    if table is None:
+        if part.folder_moved and name in FOLDER_SENSITIVE:
+            found.append(Danger(name, _MOVED_WHY.format(name=name), False))
+        return found
+    if not (table.long or table.dangerous or table.option_dangers or table.subcommands):
+        # most programs (ls, cat, grep…): their table says nothing of their options
+        if part.folder_moved and name in FOLDER_SENSITIVE:
+            found.append(Danger(name, _MOVED_WHY.format(name=name), False))
+        return found
+    checked = _CHECKED.get(id(table))
+    failures = checked[1] if checked is not None and checked[0] is table else table_failures(table)
+    if failures:
+        # a table that does not hold its own examples is not loaded: nothing it says is trusted
+        return [Danger(name, f"the table of {name} fails its own examples ({failures[0]})", False)]
+    args = list(part.words[1:])
+    if table.long or table.dangerous:
         # options as the program reads them: --o=x is --output=x for sort, --upload=… --upload-pack for git
-        reading = tables.read_long(words[1:], table)
-        words = (words[0], *reading.args)
-        found.extend(
-            Danger(arg, f"{name} reads {arg.split('=', 1)[0]} as an unknown or ambiguous option", False)
-            for arg in reading.doubtful
-        )
-        found.extend(
-            Danger(option, f"{arg.split('=', 1)[0]} is how {name} may read {option}, which writes or runs something")
-            for arg, option in reading.dangerous
-            if arg.split("=", 1)[0] != option
-        )
-    options = table.option_dangers if table is not None else None
-    if check is not None or options is not None:
-        if options is not None:
-            found.extend(_option_dangers(words, options))
-        if check is not None:
-            found.extend(check(words, launch))
+        reading = tables.read_long(args, table)
+        args = reading.args
+        for arg in reading.doubtful:
+            found.append(Danger(arg, f"{name} reads {arg.split('=', 1)[0]} as an unknown or ambiguous option", False))
+        for arg, option in reading.dangerous:
+            written_as = arg.split("=", 1)[0]
+            why = (
+                f"{written_as} is how {name} may read {option}, which writes or runs something"
+                if written_as != option
+                else f"{name} {option} writes or runs something"
+            )
+            found.append(Danger(option, why, key=f"dangerous:{option}"))
+    if table.option_dangers is not None or table.subcommands is not None:
+        if table.option_dangers is not None:
+            found += _judge_options(args, table.option_dangers, name, launch)
+        if table.subcommands is not None:
+            found += _judge_subcommands(args, table.subcommands, name, launch)
         for index, word in enumerate(part.words[1:], start=1):
             if DYN in word:
                 found.append(
@@ -1888,23 +1412,11 @@ def dangers(part: Part, launch: Path | None) -> list[Danger]:
                 found.append(Danger(word, f"{word} may expand to file names that {name} reads as options", False))
                 break
     if part.folder_moved and name in FOLDER_SENSITIVE:
-        found.append(
-            Danger(name, f"{name} runs in a folder outside the launch folder (it reads its configuration there)", False)
-        )
+        found.append(Danger(name, _MOVED_WHY.format(name=name), False))
     return found
 
 
-def _option_dangers(words: Sequence[str], options: tables.OptionDangers) -> list[Danger]:
-    """A table's dangerous options, as written in ``words`` (long prefixes already spelled out)."""
-    args = list(words[1:])
-    if options.first_cluster and args and not args[0].startswith("-"):
-        args[0] = "-" + args[0]  # old style: tar xzf … is a cluster of options
-    found = _long_dangers(args, options.long, options.long_why) if options.long else []
-    if options.short:
-        found += _short_dangers(
-            args[:1] if options.first_only else args, options.short, options.short_values, options.short_why
-        )
-    return found
+_MOVED_WHY = "{name} runs in a folder outside the launch folder (it reads its configuration there)"
 
 
 def names_option(rule_words: Sequence[str], danger: Danger) -> bool:
@@ -2044,31 +1556,104 @@ def may_act(name: str) -> bool:
 
 def check_examples() -> list[str]:
     """Every table's examples, checked: the failures, in words (empty when all hold)."""
-    from maia.permissions.parts import Part
 
     failures: list[str] = []
     seen: set[str] = set()
     for table in tables.TABLES:
         failures.extend(f"{name}: more than one table" for name in table.names if name in seen)
         seen.update(table.names)
-    launch = Path("/nonexistent-maia-launch")
     for table in tables.TABLES:
-        for command in (*table.match, *table.not_match):
+        failures.extend(table_failures(table))
+    return failures
+
+
+_CHECKED: dict[int, tuple[tables.Table, list[str]]] = {}
+
+
+def table_failures(table: tables.Table) -> list[str]:
+    """A table's examples, checked the first time the table is used (cached): the failures, in words.
+    A table with failures does not load: every command of its programs asks, from doubt."""
+    known = _CHECKED.get(id(table))
+    if known is None or known[0] is not table:
+        _CHECKED[id(table)] = (table, [])  # while its own examples are read
+        known = _CHECKED[id(table)] = (table, _check_table(table, Path("/nonexistent-maia-launch")))
+    return known[1]
+
+
+def _check_table(table: tables.Table, launch: Path) -> list[str]:
+    """One table's examples: each ``match`` finds something, each ``not_match`` nothing, and every
+    danger the table declares is found by one of its ``match`` examples."""
+    from maia.permissions.parts import Part
+
+    failures: list[str] = []
+    key = table.names[0]
+    if table.runs is not None and table.runs.hook and table.runs.hook not in RUN_HOOKS:
+        failures.append(f"{key}: no parser named {table.runs.hook!r}")
+    for options in _all_options(table):
+        if options.hook and options.hook not in HOOKS:
+            failures.append(f"{key}: no parser named {options.hook!r}")
+        failures.extend(
+            f"{key}: no value test named {check.test!r}"
+            for check in options.values
+            if check.test not in VALUE_TESTS and check.test != "assignment"
+        )
+    if failures:
+        return failures
+    shown: set[str] = set()
+    for command in (*table.match, *table.not_match):
+        try:
             words = tuple(shlex.split(command))
-            if words[0] not in table.names:
-                failures.append(f"{table.names[0]}: example {command!r} runs another program")
-                continue
-            part = Part(words)
-            found = (
-                bool(tables.written(words, launch))
-                or bool(dangers(part, launch))
-                or any(type(inner).__name__ == "Opaque" for inner in inner_commands(words))
+        except ValueError:
+            failures.append(f"{key}: example {command!r} is not a command")
+            continue
+        if not words or words[0] not in table.names:
+            failures.append(f"{key}: example {command!r} runs another program")
+            continue
+        found = dangers(Part(words), launch)
+        hidden = [inner for inner in inner_commands(words) if isinstance(inner, Opaque)]
+        if command in table.match:
+            shown.update(danger.key for danger in found)
+            shown.update(inner.key for inner in hidden)
+        hit = bool(tables.written(words, launch)) or bool(found) or bool(hidden)
+        if hit != (command in table.match):
+            failures.append(f"{key}: {command!r} should {'' if command in table.match else 'not '}be found")
+    if table.reader and table.reader not in READERS:
+        failures.append(f"{key}: no parser named {table.reader!r}")
+        return failures
+    if (table.wrapper is not None or table.reader) and not table.runs_examples:
+        failures.append(f"{key}: a wrapper needs an example of what it runs")
+    for command, expected in table.runs_examples:
+        words = tuple(shlex.split(command))
+        if not words or words[0] not in table.names:
+            failures.append(f"{key}: example {command!r} runs another program")
+            continue
+        inner = inner_commands(words)
+        got = (
+            "opaque"
+            if any(isinstance(i, Opaque) for i in inner)
+            else next(
+                (
+                    " ".join(i.words).replace(DYN, "…") if isinstance(i, Argv) else i.text
+                    for i in inner
+                    if not isinstance(i, Opaque)
+                ),
+                None,
             )
-            if found != (command in table.match):
-                failures.append(
-                    f"{table.names[0]}: {command!r} should {'' if command in table.match else 'not '}be found"
-                )
+        )
+        if got != expected:
+            failures.append(f"{key}: {command!r} runs {got!r}, not {expected!r}")
+    every = {k.partition("/")[2] for k in shown if k.startswith("sub:")}
+    for missing in sorted(declared(table)):
+        if missing in shown or (missing.startswith("sub:*/") and missing[6:] in every):
+            continue
+        failures.append(f"{key}: no match example shows {missing}")
     from maia.permissions import always  # it reads the tables only: no cycle
 
-    failures.extend(always.check_examples())
-    return failures
+    return failures + always.check_table(table)
+
+
+def _all_options(table: tables.Table) -> list[tables.OptionDangers]:
+    found = [table.option_dangers] if table.option_dangers is not None else []
+    if table.subcommands is not None:
+        found += [table.subcommands.every, *table.subcommands.each.values()]
+    return found

@@ -18,9 +18,20 @@ A :class:`Table` says, for one program (and its aliases):
   (no rule), or a :class:`Level` of subcommands (``Bash(git log *)``); None: a program whose
   subcommands are project targets (``make build``), the default for programs MAIA does not know;
   ``always_examples`` pairs a command with the rule it gets (None: none), checked on load too;
+- ``option_dangers`` also holds whole words (``find -delete``), word prefixes (``less +cmd``),
+  :class:`ValueCheck` s whose test is one of a fixed vocabulary (:data:`ValueTest`), and a parser
+  ``hook`` when a list cannot say it (a sed script, an awk program);
+- ``subcommands``: the dangers past the global options, in every subcommand and in each one
+  (``git branch -d``); ``globals``: those options, which rules match past (``git -C dir push``);
+- ``runs``: what it runs that its words do not show (``tar -I``, ``npx -c``, ``npm exec``);
+  ``wrapper``: it runs the command its words give (``nohup``, ``sudo``), with ``runs_examples``;
+  ``reader``: the parser that reads what it runs its own way (``env -S``, ``xargs``, ``find -exec``);
+  ``interpreter``: it runs code (``python -c``); ``opaque``: it always runs something unseen (``gdb``);
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
-  a dangerous or doubtful option) or nothing. They are checked when the tables load
-  (``programs.check_examples``), so adding a program is adding a table with its examples.
+  a dangerous or doubtful option, something opaque) or nothing; each danger the table declares
+  must be found by one of its ``match`` examples. They are checked the first time the table is used
+  (``programs.table_failures``); a table that fails does not load (its programs ask, from doubt).
+  Adding a program is adding a table with its examples.
 """
 
 from __future__ import annotations
@@ -123,9 +134,36 @@ Always = Literal["word", "exact", "reader", "never"] | Level
 AlwaysField = Always | Mapping[str, Always | None] | None
 
 
+# What makes an option's value (or an operand) dangerous: a small fixed vocabulary, each word one
+# predicate of programs.py (``VALUE_TESTS`` there), so a table says *what* it checks, never *how*.
+ValueTest = Literal[
+    "present",  # the option is given at all (``git -c``, ``sed -f``)
+    "stdin",  # its value is the standard input (``make -f -``): text nobody saw
+    "outside",  # its value is a folder or file outside the launch folder (``npm --prefix /elsewhere``)
+    "other-repository",  # a folder inside the launch folder that belongs to another git repository
+    "assignment",  # an operand ``NAME=value`` (``make CC=x``): a variable the program's own files use
+]
+VALUE_TEST_NAMES: frozenset[str] = frozenset({"present", "stdin", "outside", "other-repository", "assignment"})
+
+
+@dataclass(frozen=True, slots=True)
+class ValueCheck:
+    """Options whose value ``test`` judges (operands, for ``assignment``); ``token`` is what a rule must name
+    (default: the option as found); ``nameable`` False: no rule can name it, it is always asked."""
+
+    options: frozenset[str]
+    test: ValueTest
+    why: str
+    token: str = ""
+    nameable: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class OptionDangers:
-    """Options that write a file or run a program, read as written (after long prefixes are spelled out)."""
+    """Options that write a file or run a program, read as written (after long prefixes are spelled out).
+
+    A ``why`` may hold ``{sub}``: the subcommand the danger was found under (git's tables).
+    """
 
     long: frozenset[str] = frozenset()  # ``--name`` and ``--name=value``
     long_why: str = ""
@@ -134,6 +172,72 @@ class OptionDangers:
     short_why: str = ""
     first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
     first_only: bool = False  # short options are read in the first argument only (time -o FILE cmd)
+    words: frozenset[str] = frozenset()  # whole arguments, anywhere (find's ``-exec``, ``-delete``)
+    prefixes: tuple[str, ...] = ()  # arguments starting so, anywhere (a pager's ``+cmd``, zip's ``-TT…``)
+    words_why: str = ""
+    single_dash: bool = False  # Go's flag package: ``--exec`` is ``-exec`` (and ``--`` is no end)
+    spec: OptionSpec | None = None  # how ``values`` are read (None: ``opt value`` / ``opt=value`` anywhere)
+    anywhere: bool = False  # with ``spec``: options after operands count too (GNU getopt's permutation)
+    values: tuple[ValueCheck, ...] = ()
+    uncertain: str = ""  # with ``spec``: options ``spec`` cannot read for sure are a danger, this why
+    itself: str = ""  # a subcommand dangerous whatever its options (``git difftool``): this why
+    hook: str = ""  # a real parser in programs.py (``HOOKS``): ``sed-script``, ``awk-program``
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """What a program runs besides itself, which its words do not show as a command: opaque (no rule
+    can allow it), its text read anyway for the words of deny rules. ``why`` may hold ``{option}``."""
+
+    why: str
+    spec: OptionSpec | None = None  # how options are read (None: ``opt value`` / ``opt=value`` anywhere)
+    anywhere: bool = False  # with ``spec``: options after operands count too
+    first_cluster: bool = False  # tar's old style: a first word without a dash is a cluster of options
+    commands: frozenset[str] = frozenset()  # options whose value is a program or a command line (tar -I)
+    shell: frozenset[str] = frozenset()  # options whose value is shell text, read for deny (npx -c)
+    prefixes: tuple[str, ...] = ()  # arguments starting so make it run other programs (gcc -fplugin=…)
+    # subcommands that run a program: one word, the first operand past ``spec``'s options (npm exec);
+    # two words, found anywhere in a row (cmake -E env). The words after them may be what runs.
+    subcommands: frozenset[str] = frozenset()
+    hook: str = ""  # a real parser in programs.py (``RUN_HOOKS``): ``git-runs`` (git -c keys, rebase -x…)
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A program that runs another command given as words (``sudo rm x`` runs ``rm x``)."""
+
+    spec: OptionSpec  # its own options
+    positional: int = 0  # operands before the command (timeout's duration, chroot's root…)
+    empty: str = "none"  # with no command: "none" (runs nothing) or "shell" (runs a shell on stdin)
+    opaque: bool = False  # what runs is not the program its name says (chroot: another root)
+
+
+@dataclass(frozen=True, slots=True)
+class Interpreter:
+    """A program that runs code: how its options are read, and those that give it code to run
+    (opaque: ``python -c``). Without code options or a script file, it reads code from its input."""
+
+    spec: OptionSpec
+    code: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    """A program's options before its subcommand (``git -C dir push``): rules match past them."""
+
+    spec: OptionSpec
+    harmless: frozenset[str]  # options an allow may skip (the others must be named by the rule)
+    folder_options: frozenset[str] = frozenset()  # options naming the folder it works in (harmless inside)
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommands:
+    """A program's subcommands past its global options (``spec``): the dangers in ``every`` subcommand's
+    arguments, and each one's own (``each``)."""
+
+    spec: OptionSpec
+    every: OptionDangers = field(default_factory=OptionDangers)
+    each: Mapping[str, OptionDangers] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +251,172 @@ class Table:
     spec: OptionSpec = field(default_factory=OptionSpec)
     writes: Writes | None = None
     read_only: bool = False
-    triggers: frozenset[str] | None = None  # writes only when one of these words is present (a subcommand)
     always: AlwaysField = None
     option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
+    subcommands: Subcommands | None = None  # dangers past the global options, per subcommand
+    globals: Globals | None = None  # options before the subcommand, skipped by rules
+    runs: Runs | None = None  # programs it runs that its words do not show
+    opaque: str = ""  # it always runs something nobody can see (gdb, tmux, parallel…): why
+    interpreter: Interpreter | None = None  # it runs code (python, perl, node…)
+    wrapper: Wrapper | None = None  # it runs the command its words give (nohup, timeout, sudo…)
+    # a parser in programs.py (``READERS``) reads what it runs: env -S, xargs, find -exec, sudo -s…
+    reader: str = ""
+    # (command, what it runs: the words, "opaque", or None for nothing), checked on load like match
+    runs_examples: tuple[tuple[str, str | None], ...] = ()
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
+
+
+# global options before a subcommand (``git -C dir push``): the rules match past them
+GIT_GLOBALS = Globals(
+    GIT_GLOBAL_OPTIONS,
+    harmless=frozenset(
+        {
+            "-C",
+            "--no-pager",
+            "-P",
+            "-p",
+            "--paginate",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--namespace",
+        }
+    ),
+    folder_options=frozenset({"-C"}),
+)
+
+KUBECTL_GLOBALS = Globals(
+    OptionSpec(
+        short_value="nsv",
+        short_flags="",
+        long_value=frozenset(
+            {
+                "--namespace",
+                "--context",
+                "--kubeconfig",
+                "--cluster",
+                "--user",
+                "--server",
+                "--token",
+                "--as",
+                "--as-group",
+                "--as-uid",
+                "--request-timeout",
+                "--certificate-authority",
+                "--client-certificate",
+                "--client-key",
+                "--tls-server-name",
+                "--cache-dir",
+                "--v",
+                "--log-file",
+                "--profile",
+                "--profile-output",
+            }
+        ),
+        long_flags=frozenset(
+            {
+                "--insecure-skip-tls-verify",
+                "--match-server-version",
+                "--warnings-as-errors",
+                "--disable-compression",
+            }
+        ),
+    ),
+    harmless=frozenset(
+        {
+            "-n",
+            "--namespace",
+            "--context",
+            "--cluster",
+            "--user",
+            "--request-timeout",
+            "-v",
+            "--v",
+            "--match-server-version",
+            "--warnings-as-errors",
+            "--disable-compression",
+        }
+    ),
+)
+
+HELM_GLOBALS = Globals(
+    OptionSpec(
+        short_value="n",
+        long_value=frozenset({"--namespace", "--kube-context", "--kubeconfig", "--registry-config"}),
+        long_flags=frozenset({"--debug"}),
+    ),
+    harmless=frozenset({"-n", "--namespace", "--kube-context", "--debug"}),
+)
+
+TERRAFORM_GLOBALS = Globals(
+    OptionSpec(short_flags="", long_flags=frozenset(), single_dash_long=frozenset({"-chdir"})),
+    harmless=frozenset({"-chdir"}),
+    folder_options=frozenset({"-chdir"}),
+)
+
+NPM_GLOBALS = Globals(
+    OptionSpec(
+        short_value="wC",
+        short_flags="gsqd",
+        long_value=frozenset(
+            {"--registry", "--prefix", "--userconfig", "--globalconfig", "--cache", "--loglevel", "--workspace"}
+        ),
+        long_flags=frozenset({"--global", "--silent", "--quiet", "--workspaces", "--offline", "--no-color"}),
+    ),
+    harmless=frozenset(
+        {"--registry", "--loglevel", "-w", "--workspace", "-s", "-q", "-d", "--silent", "--quiet", "--workspaces"}
+    ),
+    folder_options=frozenset({"--prefix", "-C"}),
+)
+
+DOCKER_GLOBALS = Globals(
+    OptionSpec(
+        short_value="Hcl",
+        short_flags="Dv",
+        long_value=frozenset(
+            {"--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}
+        ),
+        long_flags=frozenset({"--debug", "--tls", "--tlsverify"}),
+    ),
+    harmless=frozenset({"-D", "--debug", "-l", "--log-level", "-H", "--host", "-c", "--context"}),
+)
+
+CARGO_GLOBALS = Globals(
+    OptionSpec(
+        short_value="CZ",
+        short_flags="vq",
+        long_value=frozenset({"--config", "--color"}),
+        long_flags=frozenset({"--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+    ),
+    harmless=frozenset({"-v", "-q", "--color", "--frozen", "--locked", "--offline", "--verbose", "--quiet"}),
+    folder_options=frozenset({"-C"}),
+)
+
+AWS_GLOBALS = Globals(
+    OptionSpec(
+        long_value=frozenset(
+            {
+                "--profile",
+                "--region",
+                "--output",
+                "--endpoint-url",
+                "--query",
+                "--color",
+                "--ca-bundle",
+                "--cli-read-timeout",
+                "--cli-connect-timeout",
+            }
+        ),
+        long_flags=frozenset({"--debug", "--no-paginate", "--no-verify-ssl", "--no-sign-request"}),
+    ),
+    harmless=frozenset({"--profile", "--region", "--output", "--query", "--color", "--debug", "--no-paginate"}),
+)
 
 
 # --- reading long options as the program does ---------------------------------------------------------
@@ -305,18 +569,18 @@ def _all_operands(spec: OptionSpec, skip: int = 0) -> Writes:
     return writes
 
 
-def _option_values(spec: OptionSpec, names: Sequence[str]) -> Writes:
+def _option_values(spec: OptionSpec, names: Sequence[str], *, tree: bool = False) -> Writes:
     def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
         scan = scan_options(list(args), spec, stop_at_operand=False)
-        return [Target(value) for name, value in scan.options if name in names and value]
+        return [Target(value, tree) for name, value in scan.options if name in names and value]
 
     return writes
 
 
-def _nth_operand(spec: OptionSpec, index: int) -> Writes:
+def _nth_operand(spec: OptionSpec, index: int, *, tree: bool = False) -> Writes:
     def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
         _options, operands = _operands(args, spec)
-        return [Target(operands[index])] if len(operands) > index and operands[index] != "-" else []
+        return [Target(operands[index], tree)] if len(operands) > index and operands[index] != "-" else []
 
     return writes
 
@@ -445,10 +709,25 @@ def _download(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return found
 
 
+# the files curl writes: -o, -D, -c and their long names, and the other files it may be told to keep
+_CURL_FILES = frozenset(
+    {
+        "--output",
+        "--dump-header",
+        "--cookie-jar",
+        "--trace",
+        "--trace-ascii",
+        "--stderr",
+        "--libcurl",
+        "--etag-save",
+        "--hsts",
+        "--alt-svc",
+    }
+)
 _CURL_OUT = OptionSpec(
     short_value="odHXAeEuTwmxyzbcrCKFUQDhY",
     short_flags=None,
-    long_value=frozenset({"--output", "--output-dir", "--config", "--dump-header", "--trace", "--trace-ascii"}),
+    long_value=_CURL_FILES | {"--output-dir", "--config"},
 )
 
 
@@ -456,11 +735,13 @@ def _curl(args: Sequence[str], _launch: Path | None) -> list[Target]:
     scan = scan_options(list(args), _CURL_OUT, stop_at_operand=False)
     found = []
     for name, value in scan.options:
-        if name in ("-o", "--output", "-D", "--dump-header", "--trace", "--trace-ascii", "-c") and value:
+        if (name in ("-o", "-D", "-c") or name in _CURL_FILES) and value:
             if value != "-":
                 found.append(Target(value))
         elif name in ("-O", "--remote-name", "-J", "--remote-header-name", "--remote-name-all"):
             found.append(Target(".", tree=True))
+        elif name in ("-K", "--config") and value:
+            found.append(Target(".", tree=True))  # a configuration may name any file to write
     return found
 
 
@@ -542,59 +823,105 @@ _GIT_SUB_SPEC = OptionSpec(
 )
 
 
-def _git(args: Sequence[str], _launch: Path | None) -> list[Target]:
-    sub, tail = git_subcommand(args)
-    outputs: list[Target] = []
-    for index, word in enumerate(tail):
-        if word == "--":
-            break
-        if word.startswith("--output="):
-            outputs.append(Target(word.split("=", 1)[1]))
-        elif (word == "--output" or (word == "-o" and sub in ("archive", "bundle"))) and index + 1 < len(tail):
-            outputs.append(Target(tail[index + 1]))
-    if outputs:
-        return outputs
-    if sub == "config":
-        return _git_config(tail)
-    if sub in ("checkout", "restore"):
-        dash = list(tail).index("--") if "--" in tail else -1
-        after = list(tail[dash + 1 :]) if dash >= 0 else None
-        _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
-        if sub == "restore":
-            return _git_paths(operands, after if after is not None else None) + (
-                [Target(p) for p in after] if after is not None and operands else []
-            )
-        if after is not None:
-            return [Target(p) for p in after]
-        return [Target(p) for p in operands[1:]]  # git checkout BRANCH FILE…
-    if sub == "apply":
-        options, _ops = _operands(tail, _GIT_SUB_SPEC)
-        if set(options) & {"--check", "--stat", "--numstat", "--summary", "--cached"} and not set(options) & {
-            "--index",
-            "--apply",
-        }:
-            return []
-        return [Target(str(options.get("--directory") or "."), tree=True)]
-    if sub == "worktree":
-        _options, operands = _operands(tail, OptionSpec(short_value="bB", long_value=frozenset({"--reason"})))
-        if operands[:1] == ["add"] and len(operands) > 1:
-            return [Target(operands[1], tree=True)]
-        if operands[:1] in (["move"],) and len(operands) > 2:
-            return [Target(operands[2], tree=True)]
+def _git_checkout(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git checkout [BRANCH] [--] FILE…: the files after ``--``, else the operands after the first."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
+    if dash >= 0:
+        return [Target(p) for p in tail[dash + 1 :]]
+    return [Target(p) for p in operands[1:]]  # git checkout BRANCH FILE…
+
+
+def _git_restore(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git restore [--] FILE…: every path named."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    after = list(tail[dash + 1 :]) if dash >= 0 else None
+    _options, operands = _operands(tail[:dash] if dash >= 0 else tail, _GIT_SUB_SPEC)
+    return _git_paths(operands, after) + ([Target(p) for p in after] if after is not None and operands else [])
+
+
+def _git_apply(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git apply: the work tree (or --directory), unless it only checks or reports."""
+    options, _ops = _operands(tail, _GIT_SUB_SPEC)
+    if set(options) & {"--check", "--stat", "--numstat", "--summary", "--cached"} and not set(options) & {
+        "--index",
+        "--apply",
+    }:
         return []
-    if sub == "clone":
-        _options, operands = _operands(
-            tail, OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"}))
-        )
-        return [Target(operands[1], tree=True)] if len(operands) > 1 else []
-    if sub in ("format-patch",):
-        options, _ops = _operands(tail, OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})))
-        folder = options.get("-o") or options.get("--output-directory")
-        return [Target(folder, tree=True)] if folder else []
+    return [Target(str(options.get("--directory") or "."), tree=True)]
+
+
+def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git worktree add PATH / move FROM TO: the new folder."""
+    _options, operands = _operands(tail, OptionSpec(short_value="bB", long_value=frozenset({"--reason"})))
+    if operands[:1] == ["add"] and len(operands) > 1:
+        return [Target(operands[1], tree=True)]
+    if operands[:1] == ["move"] and len(operands) > 2:
+        return [Target(operands[2], tree=True)]
     return []
 
 
+def _by_subcommand(
+    spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes], every_starts: tuple[str, ...] = ()
+) -> Writes:
+    """The files a program writes, per subcommand past its global options (``spec``): ``every`` reads
+    any subcommand's arguments (only words starting with ``every_starts``), ``each`` one subcommand's own."""
+
+    def may_write(words: Sequence[str]) -> bool:
+        # the common case (git status, git diff --stat): no subcommand or option that writes
+        return any(word in each or word.startswith(every_starts) for word in words)
+
+    def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
+        rest = scan_options(list(args), spec).rest
+        if not rest:
+            return []
+        tail = rest[1:]
+        own = each.get(rest[0])
+        if own is None and not any(word.startswith("-") for word in tail):
+            return []  # ``every`` reads options only (the common case: git status, git log)
+        found = every(tail, launch) if every is not None else []
+        return found + own(tail, launch) if own is not None else found
+
+    _MAY_WRITE[writes] = may_write
+    return writes
+
+
+# a quick look at a command's words before its writes are read (``written``): False, it writes nothing
+_MAY_WRITE: dict[Writes, Callable[[Sequence[str]], bool]] = {}
+
+
+# git's written files: data per subcommand, each entry a reader above or a combinator
+_GIT_WRITES = _by_subcommand(
+    GIT_GLOBAL_OPTIONS,
+    every=_option_values(OptionSpec(long_value=frozenset({"--output"})), ("--output",)),
+    every_starts=("--o",),  # --output and its prefixes
+    each={
+        "archive": _option_values(OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
+        "bundle": _option_values(OptionSpec(short_value="o"), ("-o",)),
+        "config": lambda tail, _launch: _git_config(tail),
+        "checkout": _git_checkout,
+        "restore": _git_restore,
+        "apply": _git_apply,
+        "worktree": _git_worktree,
+        "clone": _nth_operand(
+            OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"})), 1, tree=True
+        ),
+        "format-patch": _option_values(
+            OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})),
+            ("-o", "--output-directory"),
+            tree=True,
+        ),
+    },
+)
+
+
 _PLAIN = OptionSpec(long_flags=None)
+_SED_DANGER_SPEC = OptionSpec(
+    short_value="efl",
+    short_optional="i",
+    long_value=frozenset({"--expression", "--file", "--line-length"}),
+    long_flags=None,
+)
 
 
 def _zip_archive(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -623,12 +950,43 @@ def _openssl(args: Sequence[str], _launch: Path | None) -> list[Target]:
     ]
 
 
+def _scp(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """scp/sftp: a local last operand receives what is copied (a file, or files in a folder)."""
+    _options, operands = _operands(args, OptionSpec(short_value="cFiJlmoPSXDBbR"))
+    if len(operands) < 2 or ":" in operands[-1]:
+        return []
+    return [Target(operands[-1], tree=True)]
+
+
+def _yq(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """yq -i EXPRESSION FILE…: the files it rewrites (the first operand is the expression)."""
+    options, operands = _operands(args, OptionSpec(short_value="opIsf", long_flags=None))
+    if not ({"-i", "--inplace"} & set(options)):
+        return []
+    if operands[:1] and operands[0] in ("e", "eval", "ea", "eval-all"):
+        operands = operands[1:]
+    return [Target(o) for o in operands[1:]] or [Target(o) for o in operands]
+
+
+def _ssh_keygen(args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """ssh-keygen -f FILE makes FILE and FILE.pub, unless it only reads it (-l, -y, -B, -F, -R, -H…)."""
+    options, _rest = _operands(args, OptionSpec(short_value="abCDEfFGIJjKmMNnOPrsSStVwYzZ"))
+    if set(options) & {"-l", "-y", "-B", "-F", "-D", "-Q"}:
+        return []
+    file = options.get("-f")
+    return [Target(file), Target(file + ".pub")] if file else []
+
+
 def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
     options, operands = _operands(args, OptionSpec(short_value="S", long_value=frozenset({"--suffix"})))
     if set(options) & {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"}:
         return []
     return [Target(o) for o in operands if o != "-"]
 
+
+_KUBE_DANGERS = OptionDangers(
+    frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+)
 
 TABLES: tuple[Table, ...] = (
     Table(
@@ -683,7 +1041,15 @@ TABLES: tuple[Table, ...] = (
             ),
             ("-o", "--output"),
         ),
-        match=("sort -o .env data.txt", "sort --o=.env data.txt", "sort --outp .env x", "sort --zz x"),
+        match=(
+            "sort -o .env data.txt",
+            "sort --o=.env data.txt",
+            "sort --outp .env x",
+            "sort --zz x",
+            "sort --output=x data.txt",
+            "sort --compress-program=gzip data.txt",
+            "sort --compress=gzip data.txt",
+        ),
         not_match=("sort -n data.txt", "sort --rev data.txt", "sort -k2 -t, data.txt"),
     ),
     Table(
@@ -732,11 +1098,44 @@ TABLES: tuple[Table, ...] = (
         ),
         complete=True,
         dangerous=frozenset({"--eval"}),
-        match=("make --ev='x:; true' x", "make --eval=x", "make --nonsense"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--eval"}),
+            long_why="make --eval adds rules that run commands",
+            short="E",
+            short_values="CfIoWE",
+            short_why="make -E adds rules that run commands",
+            spec=OptionSpec(
+                short_value="CfIoWE",
+                short_optional="jlO",
+                long_value=frozenset({"--file", "--makefile", "--directory"}),
+            ),
+            anywhere=True,
+            values=(
+                ValueCheck(
+                    frozenset({"-f", "--file", "--makefile"}), "stdin", "make -f - reads its rules from its input"
+                ),
+                ValueCheck(
+                    frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-I"}),
+                    "outside",
+                    "make {option} reads rules from outside the launch folder",
+                ),
+                ValueCheck(frozenset(), "assignment", "a make variable set on the command line"),
+            ),
+        ),
+        match=(
+            "make --ev='x:; true' x",
+            "make --eval=x",
+            "make --nonsense",
+            "make -E 'x:; true' x",
+            "make -f -",
+            "make -C /tmp",
+            "make CC=x",
+        ),
         not_match=("make", "make -j4 test", "make --keep-go test"),
     ),
     Table(
         ("git",),
+        globals=GIT_GLOBALS,
         dangerous=frozenset(
             {
                 "--upload-pack",
@@ -754,9 +1153,113 @@ TABLES: tuple[Table, ...] = (
         ),
         # real options that are also the start of a dangerous one
         long=frozenset({"--text", "--output-indicator-new", "--output-indicator-old", "--output-indicator-context"}),
-        writes=_git,
-        triggers=frozenset(
-            {"config", "checkout", "restore", "apply", "worktree", "clone", "format-patch", "--output", "-o"}
+        writes=_GIT_WRITES,
+        runs=Runs("git runs a program", hook="git-runs"),  # -c core.*/alias.*…, rebase -x, difftool -x, bisect run
+        option_dangers=OptionDangers(
+            spec=GIT_GLOBAL_OPTIONS,
+            values=(
+                ValueCheck(
+                    frozenset({"-c", "--config-env"}),
+                    "present",
+                    "git -c sets configuration, which can run commands (core.*, alias.*)",
+                ),
+                ValueCheck(
+                    frozenset({"--git-dir", "--work-tree", "--exec-path"}),
+                    "present",
+                    "git {option} points git at another repository or program",
+                    nameable=False,
+                ),
+                ValueCheck(
+                    frozenset({"-C"}),
+                    "outside",
+                    "git -C outside the launch folder runs with that repository's configuration",
+                ),
+                ValueCheck(
+                    frozenset({"-C"}),
+                    "other-repository",
+                    "git -C names another repository inside the launch folder (its configuration runs)",
+                    nameable=False,
+                ),
+            ),
+            uncertain="git options that cannot be read for sure",
+        ),
+        subcommands=Subcommands(
+            GIT_GLOBAL_OPTIONS,
+            every=OptionDangers(
+                long=frozenset(
+                    {
+                        "--output",
+                        "--ext-diff",
+                        "--textconv",
+                        "--upload-pack",
+                        "--receive-pack",
+                        "--exec",
+                        "--open-files-in-pager",
+                        "--extcmd",
+                        "--tool",
+                        "--config",
+                        "--template",
+                        "--separate-git-dir",
+                        "--exec-path",
+                        "--no-index",  # git diff --no-index compares any two files: it reads outside the repository
+                        "--pathspec-from-file",
+                        "--file",  # git commit --file, git config --file: another file read or written
+                    }
+                ),
+                long_why="git {sub} with this option writes files or runs commands",
+            ),
+            each={
+                "grep": OptionDangers(short="O", short_why="git grep -O runs a pager of its choosing"),
+                "difftool": OptionDangers(
+                    short="xt",
+                    short_why="git difftool runs the command it is given",
+                    itself="git difftool can run commands",
+                ),
+                "mergetool": OptionDangers(
+                    short="t",
+                    short_why="git mergetool runs the tool it is given",
+                    itself="git mergetool can run commands",
+                ),
+                "rebase": OptionDangers(short="x", short_why="git rebase -x runs a command"),
+                "clone": OptionDangers(short="uc", short_why="git clone runs a program or sets configuration"),
+                "ls-remote": OptionDangers(short="u", short_why="git ls-remote -u runs a program"),
+                "commit": OptionDangers(short="F", short_why="git commit -F reads another file"),
+                "tag": OptionDangers(
+                    long=frozenset({"--delete", "--force", "--annotate", "--sign"}),
+                    long_why="git tag with this option changes or deletes",
+                    short="Fdfasu",
+                    short_why="git tag with this option reads a file, changes or deletes",
+                ),
+                "branch": OptionDangers(
+                    long=frozenset(
+                        {
+                            "--delete",
+                            "--move",
+                            "--copy",
+                            "--force",
+                            "--set-upstream-to",
+                            "--unset-upstream",
+                            "--edit-description",
+                            "--track",
+                        }
+                    ),
+                    long_why="git branch with this option changes or deletes",
+                    short="dDmMcCfu",
+                    short_why="git branch with this option changes or deletes",
+                ),
+                "remote": OptionDangers(
+                    long=frozenset({"--delete"}), long_why="git remote with this option changes or deletes"
+                ),
+                "filter-branch": OptionDangers(itself="git filter-branch runs the filters it is given"),
+                "filter-repo": OptionDangers(itself="git filter-repo runs the callbacks it is given"),
+                "submodule": OptionDangers(itself="git submodule can run commands (foreach, update hooks)"),
+                "bisect": OptionDangers(itself="git bisect can run commands (bisect run)"),
+                "instaweb": OptionDangers(itself="git instaweb starts a web server and a browser of its choosing"),
+                "send-email": OptionDangers(
+                    long=frozenset({"--smtp-server", "--sendmail-cmd"}),
+                    long_why="git send-email runs the mail program it is given",
+                ),
+            },
         ),
         match=(
             "git log --output=.env -1",
@@ -768,8 +1271,84 @@ TABLES: tuple[Table, ...] = (
             "git restore .env",
             "git apply x.patch",
             "git worktree add ../w",
+            # global options
+            "git -c core.pager=x log",
+            "git --config-env=core.pager=X log",
+            "git --git-dir=elsewhere status",
+            "git -C /tmp status",
+            "git --bogus status",
+            # every subcommand
+            "git diff --ext-diff",
+            "git log --textconv",
+            "git push --receive-pack=x",
+            "git rebase --exec x",
+            "git grep --open-files-in-pager=x y",
+            "git difftool --extcmd=x",
+            "git difftool --tool=x",
+            "git clone --config core.x=y z",
+            "git clone --template=x y",
+            "git clone --separate-git-dir=x y",
+            "git log --exec-path=x",
+            "git diff --no-index a b",
+            "git add --pathspec-from-file=list",
+            "git commit --file=msg",
+            # each subcommand's own
+            "git grep -O x",
+            "git difftool -x x",
+            "git difftool -t x",
+            "git mergetool -t x",
+            "git mergetool",
+            "git rebase -x x",
+            "git clone -u x y",
+            "git clone -c core.x=y z",
+            "git ls-remote -u x y",
+            "git commit -F msg",
+            "git tag -F msg t",
+            "git tag -d t",
+            "git tag -f t",
+            "git tag -a t",
+            "git tag -s t",
+            "git tag -u key t",
+            "git tag --delete t",
+            "git tag --force t",
+            "git tag --annotate t",
+            "git tag --sign t",
+            "git branch -d x",
+            "git branch -D x",
+            "git branch -m x",
+            "git branch -M x",
+            "git branch -c x",
+            "git branch -C x",
+            "git branch -f x",
+            "git branch -u x",
+            "git branch --delete x",
+            "git branch --move x",
+            "git branch --copy x",
+            "git branch --force x",
+            "git branch --set-upstream-to=x",
+            "git branch --unset-upstream",
+            "git branch --edit-description",
+            "git branch --track x",
+            "git remote --delete x",
+            "git filter-branch --tree-filter x",
+            "git filter-repo --force",
+            "git submodule foreach x",
+            "git bisect run x",
+            "git -c core.editor=x commit",
+            "git instaweb --browser=x",
+            "git send-email --smtp-server=/tmp/x a.patch",
+            "git send-email --sendmail-cmd=x a.patch",
         ),
-        not_match=("git status", "git log --oneline -5", "git diff --text", "git config --get user.name"),
+        not_match=(
+            "git status",
+            "git log --oneline -5",
+            "git diff --text",
+            "git config --get user.name",
+            "git branch -a",
+            "git tag -l",
+            "git -C . status",
+            "git --no-pager log",
+        ),
     ),
     Table(
         ("tar", "gtar", "bsdtar"),
@@ -806,7 +1385,40 @@ TABLES: tuple[Table, ...] = (
             {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
         ),
         writes=_tar,
-        match=("tar -xf a.tar", "tar xzf a.tgz", "tar --to-com=sh -xf a.tar", "tar -cf out.tar src"),
+        runs=Runs(
+            "tar {option} runs a program",
+            spec=OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None),
+            anywhere=True,
+            first_cluster=True,
+            commands=frozenset(
+                {
+                    "-I",
+                    "-F",
+                    "--to-command",
+                    "--checkpoint-action",
+                    "--use-compress-program",
+                    "--info-script",
+                    "--new-volume-script",
+                    "--rsh-command",
+                    "--rmt-command",
+                }
+            ),
+        ),
+        match=(
+            "tar -xf a.tar",
+            "tar xzf a.tgz",
+            "tar --to-com=sh -xf a.tar",
+            "tar -cf out.tar src",
+            "tar --to-command=sh -xf a.tar",
+            "tar --checkpoint-action=exec=x -cf a.tar src",
+            "tar --use-compress-program=x -tf a.tar",
+            "tar --info-script=x -tf a.tar",
+            "tar --new-volume-script=x -tf a.tar",
+            "tar --rsh-command=x -tf h:a.tar",
+            "tar --rmt-command=x -tf h:a.tar",
+            "tar -I x -tf a.tar",
+            "tar tFf x a.tar",
+        ),
         not_match=("tar -tf a.tar", "tar -xOf a.tar f", "tar --to-stdout -xf a.tar"),
     ),
     Table(
@@ -820,21 +1432,58 @@ TABLES: tuple[Table, ...] = (
         ),
         dangerous=frozenset({"--pre", "--hostname-bin", "--search-zip"}),
         long=frozenset({"--pre-glob"}),
-        match=("rg --pre cat x", "rg --search-zip x"),
+        match=("rg --pre cat x", "rg --search-zip x", "rg --hostname-bin=x y", "rg -z x", "rg -nz x"),
         not_match=("rg -n TODO src", "rg --pre-glob '*.gz' x"),
     ),
     Table(
         ("zip",),
         dangerous=frozenset({"--unzip-command", "--test"}),
         writes=_zip_archive,
-        match=("zip --unzip-command='sh -c x' -T a.zip f", "zip .env data.txt", "zip -r a.zip src"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--unzip-command"}),
+            long_why="zip runs a program",
+            prefixes=("-TT",),
+            words_why="zip -TT runs a program",
+        ),
+        match=(
+            "zip --unzip-command='sh -c x' -T a.zip f",
+            "zip .env data.txt",
+            "zip -r a.zip src",
+            "zip -TT 'sh -c x' -T",
+            "zip --test a.zip",
+        ),
         not_match=("zip",),
     ),
     Table(
         ("npm", "pnpm", "yarn"),
+        globals=NPM_GLOBALS,
+        runs=Runs(
+            "npm {option} runs a package's program",
+            spec=NPM_GLOBALS.spec,
+            subcommands=frozenset({"exec", "x", "explore", "exe"}),
+        ),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
-        match=("npm --script-sh=/bin/x run t",),
-        not_match=("npm test", "npm run build"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
+            long_why="npm runs another program or reads a configuration that does",
+            values=(
+                ValueCheck(frozenset({"--prefix", "-C"}), "outside", "npm {option} points outside the launch folder"),
+            ),
+        ),
+        match=(
+            "npm --script-sh=/bin/x run t",
+            "npm --script-shell=/bin/x run t",
+            "npm --node-options=x test",
+            "npm --userconfig x test",
+            "npm --globalconfig=x test",
+            "npm exec --call x",
+            "npm --prefix /tmp test",
+            "npm exec cowsay",
+            "npm x cowsay",
+            "pnpm explore x",
+            "npm exe x",
+        ),
+        not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),
     Table(
         ("rsync",),
@@ -847,7 +1496,15 @@ TABLES: tuple[Table, ...] = (
         ),
         dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
         writes=_rsync,
-        match=("rsync -a src/ dst/", "rsync --rsync-p='x' a b:c"),
+        match=(
+            "rsync -a src/ dst/",
+            "rsync --rsync-p='x' a b:c",
+            "rsync --rsync-path=x a b:c",
+            "rsync --rsh=x a b:c",
+            "rsync -e x a b:c",
+            "rsync --write-batch=x a b:c",
+            "rsync --only-write-batch=x a b:c",
+        ),
         not_match=("rsync -a src/ host:dst/",),
     ),
     Table(
@@ -890,13 +1547,42 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("find",),
         writes=_find,
-        match=("find . -fprint .env", "find build -delete"),
-        not_match=("find . -name x",),
+        option_dangers=OptionDangers(
+            words=frozenset(
+                {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+            ),
+            words_why="find with this action runs commands, deletes or writes files",
+        ),
+        match=(
+            "find . -fprint .env",
+            "find build -delete",
+            "find . -exec ls {} ;",
+            "find . -execdir ls {} +",
+            "find . -ok ls {} ;",
+            "find . -okdir ls {} ;",
+            "find . -fprint0 x",
+            "find . -fprintf x %p",
+            "find . -fls x",
+        ),
+        not_match=("find . -name x", "find src -type f -print"),
     ),
     Table(("dd",), writes=_dd, match=("dd if=a of=.env",), not_match=("dd if=a",)),
     Table(
         ("sed", "gsed"),
         writes=_sed,
+        option_dangers=OptionDangers(
+            spec=_SED_DANGER_SPEC,
+            anywhere=True,
+            values=(
+                ValueCheck(frozenset({"-i", "--in-place"}), "present", "sed -i rewrites files", token="-i"),
+                ValueCheck(
+                    frozenset({"-f", "--file"}),
+                    "present",
+                    "sed -f runs a script file that can write files or run commands",
+                ),
+            ),
+            hook="sed-script",  # the script read as sed reads it: the e, w and W commands and flags
+        ),
         long=frozenset(
             [
                 "--quiet",
@@ -925,8 +1611,12 @@ TABLES: tuple[Table, ...] = (
             "sed -n -e p -i f",
             "sed 'w .env' f",
             "sed -e 's/a/b/w .env' f",
+            "sed -f script.sed f",
+            "sed e f",
+            "sed 's/a/b/e' f",
+            "sed 'W x' f",
         ),
-        not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f"),
+        not_match=("sed s/a/b/ f", "sed -n p f", "sed --quiet p f", "sed '1d;$d' f", "sed 'y/ab/cd/' f"),
     ),
     Table(
         ("uniq",),
@@ -971,7 +1661,7 @@ TABLES: tuple[Table, ...] = (
             OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
             ("-o", "--output"),
         ),
-        match=("shuf -o .env a", "shuf --out=x a"),
+        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a"),
         not_match=("shuf -n1 a",),
     ),
     Table(
@@ -991,7 +1681,7 @@ TABLES: tuple[Table, ...] = (
             OptionSpec(short_value="fto", long_value=frozenset({"--output", "--from-code", "--to-code"})),
             ("-o", "--output"),
         ),
-        match=("iconv -f utf8 -t ascii -o .env a", "iconv --outp=x a"),
+        match=("iconv -f utf8 -t ascii -o .env a", "iconv --outp=x a", "iconv --output=x a"),
         not_match=("iconv -f utf8 -t ascii a", "iconv -l"),
     ),
     Table(
@@ -1019,14 +1709,175 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("openssl",),
         writes=_openssl,
-        match=("openssl enc -in a -out .env", "openssl genrsa -out key.pem"),
-        not_match=("openssl version",),
+        option_dangers=OptionDangers(
+            words=frozenset({"-engine", "-provider", "-provider-path"}),
+            words_why="openssl loads a library of code with this option",
+        ),
+        match=(
+            "openssl enc -in a -out .env",
+            "openssl genrsa -out key.pem",
+            "openssl enc -engine x -in a",
+            "openssl dgst -provider x a",
+            "openssl dgst -provider-path . -provider x a",
+        ),
+        not_match=("openssl version", "openssl x509 -in cert.pem -noout -text"),
     ),
     Table(
-        ("less", "more"),
+        ("yq",),
+        writes=_yq,
+        match=("yq -i '.a = 1' .env", "yq e -i '.a = 1' f.yaml", "yq --inplace '.a' f.yaml"),
+        not_match=("yq '.a' f.yaml", "yq e '.a' f.yaml"),
+    ),
+    Table(
+        ("less", "more", "most"),
         dangerous=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
-        match=("less --log=x f", "less --lesskey-s=k f"),
-        not_match=("less -R f",),
+        option_dangers=OptionDangers(
+            long=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"}),
+            long_why="less writes a file or reads key bindings that run commands",
+            short="oOk",
+            short_values="oOkbhjpPtTxyz#",
+            short_why="less writes a file or reads key bindings",
+            prefixes=("+",),
+            words_why="a + command runs pager commands (! runs a shell)",
+        ),
+        writes=_option_values(
+            OptionSpec(
+                short_value="oOkbhjpPtTxyz#",
+                long_value=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src"}),
+            ),
+            ("-o", "-O", "--log-file", "--LOG-FILE"),
+        ),
+        match=(
+            "less --log=x f",
+            "less --lesskey-s=k f",
+            "less --log-file=x f",
+            "less --LOG-FILE=x f",
+            "less --lesskey-file=x f",
+            "less --lesskey-content=x f",
+            "less --lesskey-src=x f",
+            "less +!x f",
+            "less -o x f",
+            "less -RO x f",
+            "more -k x f",
+        ),
+        not_match=("less -R f", "more f", "most f", "less -p o f"),
+    ),
+    Table(
+        ("vim", "vi", "nvim", "view", "vimdiff", "gvim"),
+        option_dangers=OptionDangers(
+            long=frozenset({"--cmd", "--startuptime"}),
+            long_why="vim runs commands or writes a file",
+            short="cSsuUwWeE",
+            short_values="cSsuUwWTirtq",
+            short_why="vim runs commands or writes files with this option",
+            prefixes=("+",),
+            words_why="a + command runs editor commands (! runs a shell)",
+        ),
+        match=(
+            "vim +!x f",
+            "vim --cmd x f",
+            "nvim --startuptime x f",
+            "vi -c x f",
+            "vim -S x f",
+            "vim -s x f",
+            "vim -u x f",
+            "vim -U x f",
+            "vim -w x f",
+            "vim -W x f",
+            "vim -e f",
+            "view -E f",
+        ),
+        not_match=("vim f", "view f", "vimdiff a b", "gvim -R f", "vim -t tag"),
+    ),
+    Table(
+        ("awk", "gawk", "mawk", "nawk"),
+        option_dangers=OptionDangers(
+            spec=OptionSpec(short_value="fvFeilE", long_value=frozenset({"--file", "--source"})),
+            values=(
+                ValueCheck(
+                    frozenset({"-f", "--file", "-E", "-i", "--include", "-l", "--load"}),
+                    "present",
+                    "awk runs a program file or loads an extension",
+                ),
+            ),
+            hook="awk-program",  # its program text: system(), pipes, getline, @load…
+        ),
+        # every awk is opaque as well (programs.inner_commands): no awk command is ever proved harmless
+        match=("awk -f x f", "awk 'BEGIN{system(\"x\")}'", "gawk '{print}' f"),
+        not_match=(),
+    ),
+    Table(
+        ("go",),
+        option_dangers=OptionDangers(
+            long=frozenset({"-exec", "-toolexec", "-overlay"}),
+            long_why="go runs a program with this option",
+            single_dash=True,
+            values=(
+                ValueCheck(frozenset({"-C", "-modfile"}), "outside", "go {option} points outside the launch folder"),
+            ),
+        ),
+        match=(
+            "go test -exec x",
+            "go test --exec=x",
+            "go build -toolexec=x",
+            "go build -overlay x",
+            "go -C /tmp build",
+            "go build -modfile=/tmp/go.mod",
+        ),
+        not_match=("go test ./...", "go vet", "go -C . build"),
+    ),
+    Table(
+        ("cargo",),
+        globals=CARGO_GLOBALS,
+        option_dangers=OptionDangers(
+            long=frozenset({"--config"}),
+            long_why="cargo --config can set a program to run",
+            values=(
+                ValueCheck(
+                    frozenset({"--manifest-path", "-C"}), "outside", "cargo {option} points outside the launch folder"
+                ),
+            ),
+        ),
+        match=("cargo --config x build", "cargo --manifest-path /tmp/x build"),
+        not_match=("cargo build", "cargo test --release"),
+    ),
+    Table(
+        ("npx",),
+        runs=Runs("npx -c runs a command line", shell=frozenset({"-c", "--call"})),
+        match=("npx -c 'eslint .'", "npx --call=x"),
+        not_match=("npx eslint .",),
+    ),
+    Table(
+        ("cmake",),
+        runs=Runs("cmake {option} runs a command", subcommands=frozenset({"-E env", "-E time", "-E chdir"})),
+        match=("cmake -E env X=1 make", "cmake -E time make", "cmake -E chdir build make"),
+        not_match=("cmake -S . -B build", "cmake -E echo x"),
+    ),
+    Table(
+        ("gcc", "cc", "g++", "c++", "clang", "clang++", "cpp", "gfortran"),
+        runs=Runs(
+            "{option} makes the compiler run other programs",
+            commands=frozenset({"-wrapper"}),
+            prefixes=("-fplugin", "-B", "--plugin", "-specs", "--specs"),
+        ),
+        match=(
+            "gcc -wrapper gdb,--args a.c",
+            "gcc -fplugin=x.so a.c",
+            "cc -B/tmp a.c",
+            "clang --plugin x a.c",
+            "gcc -specs=x a.c",
+            "gcc --specs=x a.c",
+        ),
+        not_match=("gcc -O2 -o a a.c", "cc -c a.c"),
+    ),
+    Table(
+        ("terraform",),
+        globals=TERRAFORM_GLOBALS,
+        option_dangers=OptionDangers(
+            values=(ValueCheck(frozenset({"-chdir"}), "outside", "terraform -chdir outside the launch folder"),),
+        ),
+        match=("terraform -chdir=/tmp plan",),
+        not_match=("terraform plan", "terraform -chdir=. plan"),
     ),
     Table(
         ("patch",),
@@ -1073,16 +1924,103 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("curl",),
+        # curl reads an unambiguous prefix of a long option as that option (--outp is --output)
+        long=_CURL_FILES | {"--output-dir", "--create-dirs", "--remote-name", "--remote-name-all", "--config"},
         writes=_curl,
-        match=("curl -o .env https://x", "curl -O https://x/y"),
+        match=(
+            "curl -o .env https://x",
+            "curl -O https://x/y",
+            "curl --cookie-j .env https://x",
+            "curl --cookie-jar .env https://x",
+            "curl --stderr .env https://x",
+            "curl --libcurl .env https://x",
+            "curl --etag-save .env https://x",
+            "curl --hsts .env https://x",
+            "curl --alt-svc .env https://x",
+        ),
         not_match=("curl -s https://x",),
+    ),
+    Table(
+        ("man",),
+        option_dangers=OptionDangers(
+            frozenset({"--pager", "--html", "--config-file"}),
+            "man runs the pager or browser it is given, or reads a configuration",
+            "PHC",
+            "CLmMSePrEpTX",
+            "man runs the pager or browser it is given, or reads a configuration",
+        ),
+        long=frozenset({"--pager", "--html", "--config-file", "--prompt", "--preprocessor", "--path"}),
+        match=(
+            "man -P 'rm -rf x' ls",
+            "man --pager=x ls",
+            "man -Hfirefox ls",
+            "man --html ls",
+            "man -C x ls",
+            "man --config-file=x ls",
+        ),
+        not_match=("man ls", "man 5 crontab", "man -k printf"),
+    ),
+    Table(
+        ("scp", "sftp"),
+        runs=Runs(
+            "{option} runs a local program",
+            spec=OptionSpec(short_value="cFiJlmoPSXDBbR"),
+            anywhere=True,
+            commands=frozenset({"-S", "-D"}),
+            hook="ssh-options",  # -F and -o ProxyCommand… as ssh reads them
+        ),
+        writes=_scp,
+        match=(
+            "scp -S x a h:b",
+            "sftp -D /bin/x h",
+            "scp -F cfg a h:b",
+            "scp -o ProxyCommand=x a h:b",
+            "scp h:secret .env",
+        ),
+        not_match=("scp a h:b", "scp -P 2222 a h:b", "scp -o StrictHostKeyChecking=no a h:b"),
+    ),
+    Table(
+        ("pandoc",),
+        long=frozenset({"--output", "--from", "--to", "--standalone", "--template", "--metadata"}),
+        dangerous=frozenset({"--filter", "--lua-filter", "--defaults"}),
+        runs=Runs(
+            "pandoc {option} runs a program or Lua code",
+            spec=OptionSpec(
+                short_value="FLdofrtMVcHBAT",
+                long_value=frozenset({"--filter", "--lua-filter", "--defaults", "--output", "--from", "--to"}),
+            ),
+            anywhere=True,
+            commands=frozenset({"-F", "-L", "-d", "--filter", "--lua-filter", "--defaults"}),
+        ),
+        writes=_option_values(
+            OptionSpec(short_value="FLdofrtMVcHBAT", long_value=frozenset({"--output", "--from", "--to"})),
+            ("-o", "--output"),
+        ),
+        match=(
+            "pandoc -F x a.md",
+            "pandoc --filter=x a.md",
+            "pandoc --fil x a.md",
+            "pandoc -L x.lua a.md",
+            "pandoc --lua-filter=x.lua a.md",
+            "pandoc -d x.yaml",
+            "pandoc --defaults x.yaml",
+            "pandoc -o .env a.md",
+        ),
+        not_match=("pandoc a.md", "pandoc -f markdown -t html a.md"),
     ),
     Table(
         ("wget",),
         long=frozenset({"--output-document", "--output-file", "--append-output", "--directory-prefix"}),
         dangerous=frozenset({"--execute", "--use-askpass", "--post-file", "--body-file"}),
         writes=_wget,
-        match=("wget https://x/y", "wget -O .env https://x"),
+        match=(
+            "wget https://x/y",
+            "wget -O .env https://x",
+            "wget --execute=x -O - https://x",
+            "wget --use-askpass=x -O - https://x",
+            "wget --post-file=x -O - https://x",
+            "wget --body-file=x -O - https://x",
+        ),
         not_match=("wget -O - https://x",),
     ),
     Table(
@@ -1093,23 +2031,35 @@ TABLES: tuple[Table, ...] = (
         writes=_option_values(
             OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
         ),
-        match=("time -o .env ls",),
+        match=("time -o .env ls", "time --output=x ls"),
         not_match=("time ls",),
     ),
     Table(
         ("docker", "podman"),
+        globals=DOCKER_GLOBALS,
         option_dangers=OptionDangers(frozenset({"--config"}), "docker --config runs credential helpers"),
         match=("docker --config /tmp/x ps",),
         not_match=("docker ps -a",),
     ),
     Table(
-        ("kubectl", "helm"),
-        option_dangers=OptionDangers(
-            frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
+        ("kubectl",),
+        globals=KUBECTL_GLOBALS,
+        option_dangers=_KUBE_DANGERS,
+        match=(
+            "kubectl --kubeconfig x get pods",
+            "kubectl --log-file=x get pods",
+            "kubectl --profile-output=x get pods",
         ),
-        match=("kubectl --kubeconfig x get pods", "helm list --log-file=x"),
         not_match=("kubectl get pods",),
     ),
+    Table(
+        ("helm",),
+        globals=HELM_GLOBALS,
+        option_dangers=_KUBE_DANGERS,
+        match=("helm --kubeconfig x list", "helm list --log-file=x", "helm list --profile-output=x"),
+        not_match=("helm list",),
+    ),
+    Table(("aws",), globals=AWS_GLOBALS),
     Table(
         ("strace",),
         option_dangers=OptionDangers(
@@ -1119,10 +2069,487 @@ TABLES: tuple[Table, ...] = (
             "abeEIoOpPsSuUX",
             "strace writes a file or sets the environment",
         ),
-        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls"),
+        writes=_option_values(
+            OptionSpec(
+                short_value="abeEIoOpPsSuUX",
+                long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal"}),
+            ),
+            ("-o", "--output"),
+        ),
+        match=("strace -o log ls", "strace -fE X=1 ls", "strace --env=X=1 ls", "strace --output=x ls"),
         not_match=("strace -p 12",),
     ),
+    Table(
+        ("tcpdump",),
+        writes=_option_values(OptionSpec(short_value="wrCcEFGiMsTVWyzZBjm", long_flags=None), ("-w",)),
+        match=("tcpdump -w .env", "tcpdump -i lo -w cap.pcap"),
+        not_match=("tcpdump -r cap.pcap",),
+    ),
+    Table(
+        ("gpg", "gpg2"),
+        long=frozenset({"--output", "--decrypt", "--encrypt", "--sign", "--armor", "--recipient"}),
+        writes=_option_values(
+            OptionSpec(short_value="orulf", long_value=frozenset({"--output", "--recipient", "--local-user"})),
+            ("-o", "--output"),
+        ),
+        match=("gpg -o .env -d secret.gpg", "gpg --output=.env -d x", "gpg --outp .env -d x"),
+        not_match=("gpg -d secret.gpg", "gpg --list-keys"),
+    ),
+    Table(
+        ("ssh-keygen",),
+        writes=_ssh_keygen,
+        match=("ssh-keygen -t ed25519 -f .env", "ssh-keygen -f key -N ''"),
+        not_match=("ssh-keygen -l -f key.pub", "ssh-keygen -y -f key"),
+    ),
 )
+
+
+# interpreters: how their options are read, and the options that give them code to run (opaque)
+_INTERPRETER_TABLES: tuple[Table, ...] = (
+    Table(
+        ("python", "python2", "python3", "pypy", "pypy3"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="cmWXQ", short_flags="bBdEhiIOPqRsSuvVx", stop=frozenset({"-c", "-m"})),
+            frozenset({"-c"}),
+        ),
+        match=("python -c 'print(1)'", "python3 -", "pypy3"),
+        not_match=("python script.py", "python3 -m pytest"),
+    ),
+    Table(
+        ("perl", "perl5"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="eEI", short_optional="0lixCdDFMmVWXt", short_flags="acnpsTuUvwhS"),
+            frozenset({"-e", "-E", "-M", "-m", "-d"}),
+        ),
+        match=("perl -e 'print 1'", "perl -E 'say 1'", "perl -Mstrict x.pl", "perl -mx x.pl", "perl -d x.pl"),
+        not_match=("perl script.pl",),
+    ),
+    Table(
+        ("ruby",),
+        interpreter=Interpreter(OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"})),
+        match=("ruby -e 'p 1'",),
+        not_match=("ruby script.rb",),
+    ),
+    Table(
+        ("node", "nodejs", "bun"),
+        interpreter=Interpreter(
+            OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
+            frozenset({"-e", "-p", "--eval", "--print"}),
+        ),
+        match=("node -e 1", "node -p 1", "nodejs --eval 1", "bun --print 1"),
+        not_match=("node app.js",),
+    ),
+    Table(
+        ("php",),
+        interpreter=Interpreter(OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"})),
+        match=("php -r 'echo 1;'", "php -B x -R y", "php -E x", "php -F x", "php -d x=1 a.php"),
+        not_match=("php index.php",),
+    ),
+    Table(
+        ("lua", "luajit"),
+        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"})),
+        match=("lua -e 'print(1)'", "luajit -e x"),
+        not_match=("lua script.lua",),
+    ),
+    Table(
+        ("Rscript",),
+        interpreter=Interpreter(OptionSpec(short_value="e"), frozenset({"-e"})),
+        match=("Rscript -e 1",),
+        not_match=("Rscript a.R",),
+    ),
+    Table(
+        ("R",),
+        interpreter=Interpreter(OptionSpec(short_value="e"), frozenset({"-e"})),
+        match=("R -e 1",),
+        not_match=("R a.R",),
+    ),
+    Table(
+        ("osascript",),
+        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"})),
+        match=("osascript -e x",),
+        not_match=("osascript a.scpt",),
+    ),
+    Table(
+        ("julia",),
+        interpreter=Interpreter(OptionSpec(short_value="eEL"), frozenset({"-e", "-E", "-L"})),
+        match=("julia -e 1", "julia -E 1", "julia -L x a.jl"),
+        not_match=("julia a.jl",),
+    ),
+    Table(
+        ("elixir",),
+        interpreter=Interpreter(OptionSpec(short_value="er"), frozenset({"-e"})),
+        match=("elixir -e 1",),
+        not_match=("elixir a.exs",),
+    ),
+    Table(
+        ("guile",),
+        interpreter=Interpreter(OptionSpec(short_value="cel"), frozenset({"-c", "-e"})),
+        match=("guile -c 1", "guile -e main a.scm"),
+        not_match=("guile a.scm",),
+    ),
+    Table(
+        ("psql",),  # always opaque: SQL can run shell commands (\!)
+        interpreter=Interpreter(
+            OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})), frozenset()
+        ),
+        match=("psql db", "psql -c 'select 1'"),
+    ),
+    Table(
+        ("mysql",),
+        interpreter=Interpreter(
+            OptionSpec(short_value="eDhPuS", long_value=frozenset({"--execute"})), frozenset({"-e", "--execute"})
+        ),
+        match=("mysql -e 'select 1'", "mysql --execute 'select 1'"),
+        not_match=("mysql db a",),
+    ),
+)
+
+
+# programs that always run something nobody can see: opaque, whatever their arguments (their
+# operands are still read as commands, for deny rules)
+_OPAQUE_TABLES: tuple[Table, ...] = (
+    Table(("gdb",), opaque="gdb runs commands of its own (-ex, shell)", match=("gdb x",)),
+    Table(("lldb",), opaque="lldb runs commands of its own", match=("lldb x",)),
+    Table(("parallel",), opaque="parallel builds the commands it runs", match=("parallel x",)),
+    Table(("tmux",), opaque="tmux runs commands in its sessions", match=("tmux x",)),
+    Table(("screen",), opaque="screen runs commands in its sessions", match=("screen x",)),
+    Table(("byobu",), opaque="byobu runs commands in its sessions", match=("byobu x",)),
+    Table(("nsenter",), opaque="nsenter runs a command inside other namespaces", match=("nsenter x",)),
+    Table(("systemd-run",), opaque="systemd-run runs a command as a service", match=("systemd-run x",)),
+    Table(("source",), opaque="source runs a file's commands in this shell", match=("source ./env.sh",)),
+    Table((".",), opaque=". runs a file's commands in this shell", match=(". ./env.sh",)),
+    Table(("at",), opaque="at runs commands read from its input later", match=("at x",)),
+    Table(("batch",), opaque="batch runs commands read from its input later", match=("batch x",)),
+    Table(("crontab",), opaque="crontab installs commands to run later", match=("crontab x",)),
+    Table(("sqlite3",), opaque="sqlite3 can run shell commands (.shell, .system)", match=("sqlite3 x",)),
+    Table(("ex",), opaque="ex runs editor commands read from its input", match=("ex x",)),
+    Table(("perf",), opaque="perf runs the command it measures, with its own options", match=("perf x",)),
+    Table(("ssh-agent",), opaque="ssh-agent runs a command with an agent of its own", match=("ssh-agent x",)),
+    Table(("valgrind",), opaque="valgrind runs a program under tools of its choosing", match=("valgrind x",)),
+    Table(("run-parts",), opaque="run-parts runs every program of a folder", match=("run-parts x",)),
+    Table(("hyperfine",), opaque="hyperfine runs its arguments as shell commands", match=("hyperfine x",)),
+    Table(("rlwrap",), opaque="rlwrap runs a command with its own options", match=("rlwrap x",)),
+    Table(("sshpass",), opaque="sshpass runs a command", match=("sshpass x",)),
+    Table(("firejail",), opaque="firejail runs a command in a sandbox of its own", match=("firejail x",)),
+    Table(("bwrap",), opaque="bwrap runs a command in another file system view", match=("bwrap x",)),
+    Table(("systemd-nspawn",), opaque="systemd-nspawn runs a command in a container", match=("systemd-nspawn x",)),
+    Table(("flatpak-spawn",), opaque="flatpak-spawn runs a command outside the sandbox", match=("flatpak-spawn x",)),
+    Table(("numactl",), opaque="numactl runs a command", match=("numactl x",)),
+    Table(("cgexec",), opaque="cgexec runs a command", match=("cgexec x",)),
+    Table(("proxychains",), opaque="proxychains runs a command through a proxy", match=("proxychains x",)),
+    Table(("proxychains4",), opaque="proxychains runs a command through a proxy", match=("proxychains4 x",)),
+    Table(("torsocks",), opaque="torsocks runs a command", match=("torsocks x",)),
+    Table(("faketime",), opaque="faketime runs a command with a false clock", match=("faketime x",)),
+    Table(("eatmydata",), opaque="eatmydata runs a command with libraries preloaded", match=("eatmydata x",)),
+    Table(("catchsegv",), opaque="catchsegv runs a command", match=("catchsegv x",)),
+    Table(("xvfb-run",), opaque="xvfb-run runs a command", match=("xvfb-run x",)),
+    Table(("dbus-launch",), opaque="dbus-launch runs a command", match=("dbus-launch x",)),
+    Table(("entr",), opaque="entr runs a command when files change", match=("entr x",)),
+    Table(("cpulimit",), opaque="cpulimit runs a command", match=("cpulimit x",)),
+    Table(("chpst",), opaque="chpst runs a command", match=("chpst x",)),
+    Table(("daemonize",), opaque="daemonize runs a command in the background", match=("daemonize x",)),
+    Table(("start-stop-daemon",), opaque="start-stop-daemon runs a program", match=("start-stop-daemon x",)),
+    Table(("mpirun",), opaque="mpirun runs a program", match=("mpirun x",)),
+    Table(("mpiexec",), opaque="mpiexec runs a program", match=("mpiexec x",)),
+    Table(("uftrace",), opaque="uftrace runs a program", match=("uftrace x",)),
+    Table(("ltrace",), opaque="ltrace runs a program with its own options", match=("ltrace x",)),
+    Table(("rr",), opaque="rr runs and records a program", match=("rr x",)),
+    Table(("expect",), opaque="expect runs scripts that can run commands", match=("expect x",)),
+    Table(("tclsh",), opaque="tclsh runs Tcl code that can run commands", match=("tclsh x",)),
+    Table(("wish",), opaque="wish runs Tcl code that can run commands", match=("wish x",)),
+    Table(("ed",), opaque="ed runs editor commands (! runs a shell)", match=("ed x",)),
+    Table(("emacs",), opaque="emacs runs Lisp (--eval, -l) that can run commands", match=("emacs x",)),
+    Table(("sudoedit",), opaque="sudoedit edits files as another user", match=("sudoedit x",)),
+)
+
+# programs that run another command given as words, with how their own options are read; joined to
+# the tables below (a table's ``wrapper``), each with an example of what it runs
+_WRAPPERS: dict[str, Wrapper] = {
+    "nohup": Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "builtin": Wrapper(OptionSpec(short_flags="")),
+    "command": Wrapper(OptionSpec(short_flags="pvV")),
+    "exec": Wrapper(OptionSpec(short_value="a", short_flags="cl")),
+    "setsid": Wrapper(OptionSpec(short_flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"}))),
+    "time": Wrapper(
+        OptionSpec(
+            short_value="fo",
+            short_flags="apqv",
+            long_value=frozenset({"--format", "--output"}),
+            long_flags=frozenset({"--append", "--portability", "--verbose", "--quiet"}),
+        )
+    ),
+    "nice": Wrapper(
+        OptionSpec(short_value="n", short_flags="", long_value=frozenset({"--adjustment"}), numeric_flags=True)
+    ),
+    "ionice": Wrapper(
+        OptionSpec(
+            short_value="cnpPu",
+            short_flags="t",
+            long_value=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}),
+            long_flags=frozenset({"--ignore"}),
+        )
+    ),
+    "stdbuf": Wrapper(
+        OptionSpec(short_value="ioe", short_flags="", long_value=frozenset({"--input", "--output", "--error"}))
+    ),
+    "timeout": Wrapper(
+        OptionSpec(
+            short_value="sk",
+            short_flags="v",
+            long_value=frozenset({"--signal", "--kill-after"}),
+            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
+        ),
+        positional=1,
+    ),
+    "doas": Wrapper(OptionSpec(short_value="uC", short_flags="nLs"), empty="shell"),
+    "sudo": Wrapper(
+        OptionSpec(
+            short_value="ugCDhprtUTR",
+            short_flags="AbEeHiKklnPSsVv",
+            long_value=frozenset(
+                {
+                    "--user",
+                    "--group",
+                    "--close-from",
+                    "--chdir",
+                    "--host",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                }
+            ),
+            long_flags=frozenset(
+                {
+                    "--askpass",
+                    "--background",
+                    "--preserve-env",
+                    "--edit",
+                    "--set-home",
+                    "--login",
+                    "--remove-timestamp",
+                    "--reset-timestamp",
+                    "--list",
+                    "--non-interactive",
+                    "--preserve-groups",
+                    "--stdin",
+                    "--shell",
+                    "--validate",
+                    "--",
+                }
+            ),
+        ),
+        empty="shell",
+    ),
+    "chroot": Wrapper(OptionSpec(long_value=frozenset({"--userspec", "--groups"})), positional=1, opaque=True),
+    "taskset": Wrapper(OptionSpec(short_value="", short_flags="acp", long_flags=frozenset({"--cpu-list"})), 1),
+    "chrt": Wrapper(OptionSpec(short_value="TPD", short_flags="abdfimoprRv"), positional=1),
+    "unbuffer": Wrapper(OptionSpec(short_flags="p")),
+    "caffeinate": Wrapper(OptionSpec(short_value="tw", short_flags="dimsu")),
+    "strace": Wrapper(
+        OptionSpec(
+            short_value="abeEIoOpPsSuUX",
+            short_flags="cCdDfFhiknqrtTvVwxyzZ",
+            long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal", "--string-limit"}),
+        )
+    ),
+    "setarch": Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=1, empty="shell", opaque=True
+    ),
+    "unshare": Wrapper(
+        OptionSpec(
+            short_value="wRSG",
+            short_flags="muinpUCTfrc",
+            long_value=frozenset({"--wd", "--root", "--setuid", "--setgid", "--propagation", "--setgroups"}),
+            long_flags=None,
+        ),
+        empty="shell",
+    ),
+    "setpriv": Wrapper(
+        OptionSpec(
+            short_flags="d",
+            long_value=frozenset(
+                {
+                    "--reuid",
+                    "--regid",
+                    "--ruid",
+                    "--euid",
+                    "--rgid",
+                    "--egid",
+                    "--groups",
+                    "--inh-caps",
+                    "--ambient-caps",
+                    "--bounding-set",
+                    "--securebits",
+                    "--pdeathsig",
+                    "--selinux-label",
+                    "--apparmor-profile",
+                    "--landlock-access",
+                    "--landlock-rule",
+                }
+            ),
+            long_flags=frozenset(
+                {"--clear-groups", "--keep-groups", "--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--dump"}
+            ),
+        )
+    ),
+    "prlimit": Wrapper(OptionSpec(short_value="p", short_optional="cdefilmnqrstvxy", long_value=frozenset({"--pid"}))),
+    "fakeroot": Wrapper(
+        OptionSpec(short_value="lsib", short_flags="uvh", long_value=frozenset({"--lib", "--faked"})), empty="shell"
+    ),
+    "dbus-run-session": Wrapper(OptionSpec(short_flags="", long_flags=frozenset({"--help", "--version"}))),
+    "busybox": Wrapper(OptionSpec(short_flags="")),
+    "flock": Wrapper(
+        OptionSpec(
+            short_value="wEc",
+            short_flags="sxunoFvh",
+            long_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
+            long_flags=None,
+        ),
+        positional=1,
+    ),
+    "pkexec": Wrapper(OptionSpec(long_value=frozenset({"--user"}), long_flags=None)),
+}
+
+# setarch's other names: `x86_64 CMD` is `setarch x86_64 CMD` (a personality changed: never allowed)
+for _alias in [
+    "linux32",
+    "linux64",
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "uname26",
+    "ppc",
+    "ppc32",
+    "ppc64",
+    "ppc64le",
+    "sparc",
+    "sparc32",
+    "sparc64",
+    "s390",
+    "s390x",
+    "mips",
+    "mips32",
+    "mips64",
+    "parisc",
+    "parisc32",
+    "parisc64",
+    "ia64",
+    "arm",
+    "armv7l",
+    "armv8l",
+    "aarch64",
+    "arm64",
+]:
+    _WRAPPERS[_alias] = Wrapper(
+        OptionSpec(short_flags="3BFILRSTXZv", long_flags=None), positional=0, empty="shell", opaque=True
+    )
+
+
+# what each wrapper runs, checked on load: the words, "opaque", or None (nothing)
+_RUNS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "nohup": (("nohup rm -rf build", "rm -rf build"), ("nohup", None)),
+    "builtin": (("builtin echo x", "echo x"),),
+    "command": (("command ls -l", "ls -l"),),
+    "exec": (("exec -a name ls", "ls"),),
+    "setsid": (("setsid -f ls", "ls"),),
+    "time": (("time -p ls", "ls"), ("time -o out ls", "ls")),
+    "nice": (("nice -n 5 make", "make"), ("nice -10 make", "make")),
+    "ionice": (("ionice -c 3 make", "make"),),
+    "stdbuf": (("stdbuf -oL ls", "ls"),),
+    "timeout": (("timeout 5 ls -l", "ls -l"), ("timeout -s KILL 5 ls", "ls")),
+    "doas": (("doas -u x ls", "ls"), ("doas", "opaque")),
+    "sudo": (("sudo -u x ls", "ls"), ("sudo -s", "opaque"), ("sudo", None)),
+    "chroot": (("chroot /srv ls", "opaque"),),
+    "taskset": (("taskset 0x1 ls", "ls"),),
+    "chrt": (("chrt 10 ls", "ls"),),
+    "unbuffer": (("unbuffer ls", "ls"),),
+    "caffeinate": (("caffeinate -i make", "make"),),
+    "strace": (("strace -f ls", "ls"),),
+    "setarch": (("setarch x86_64 ls", "opaque"),),
+    "unshare": (("unshare -r ls", "ls"), ("unshare", "opaque")),
+    "setpriv": (("setpriv --nnp ls", "ls"),),
+    "prlimit": (("prlimit -n10 ls", "ls"),),
+    "fakeroot": (("fakeroot make", "make"), ("fakeroot", "opaque")),
+    "dbus-run-session": (("dbus-run-session ls", "ls"),),
+    "busybox": (("busybox ls", "ls"),),
+    "flock": (("flock /tmp/l ls", "ls"), ("flock /tmp/l -c 'rm x'", "rm x")),
+    "pkexec": (("pkexec ls", "ls"),),
+    "linux32": (("x86_64 rm -rf build", "opaque"), ("linux32 ls", "opaque"), ("i386", "opaque")),
+    # programs whose parser (``reader``) says what they run; … stands for words known when they run
+    "env": (("env X=1 ls -l", "ls -l"), ("env -S 'ls -l'", "opaque"), ("env -C /tmp ls", "opaque")),
+    "xargs": (("xargs ls -l", "ls -l …"), ("xargs -I{} cp {} out", "cp … out"), ("xargs", "echo …")),
+    "find": (("find . -exec ls {} ;", "ls …"), ("find . -name x", None), ("find . -exec ls", "opaque")),
+    "fd": (("fd -x ls", "ls …"), ("fdfind -e py", None)),
+    "watch": (("watch ls -l", "ls -l"), ("watch -x ls -l", "ls -l")),
+    "su": (("su -c ls", "ls"), ("su", "opaque"), ("su -s /bin/sh", "opaque")),
+    "runuser": (("runuser -u x ls", "ls"), ("runuser -c ls", "ls")),
+    "sg": (("sg grp -c ls", "ls"), ("sg grp", "opaque")),
+    "script": (("script -c ls out", "ls"), ("script", "opaque")),
+    "ssh": (("ssh -o ProxyCommand=x h", "opaque"), ("ssh -F cfg h", "opaque"), ("ssh h ls", None)),
+    "eval": (("eval ls -l", "ls -l"), ("eval", None)),
+    "capsh": (("capsh -- -c ls", "opaque"),),
+    "awk": (("awk '{print $1}' f", "opaque"), ("gawk -f - f", "opaque")),
+    "busybox-awk": (("busybox-awk 1 f", "opaque"),),
+}
+# the parser of each program that reads what it runs its own way (programs.READERS)
+_READER_OF: dict[str, str] = {
+    "env": "env",
+    "xargs": "xargs",
+    "find": "find",
+    "fd": "fd",
+    "fdfind": "fd",
+    "watch": "watch",
+    "su": "su",
+    "runuser": "runuser",
+    "sg": "sg",
+    "script": "script",
+    "ssh": "ssh",
+    "sudo": "sudo",
+    "doas": "doas",
+    "flock": "flock",
+    "command": "command",
+    "eval": "eval",
+    "capsh": "capsh",
+    # every awk program can run commands (system, pipes, getline): never proven harmless
+    "awk": "awk",
+    "gawk": "awk",
+    "mawk": "awk",
+    "nawk": "awk",
+    "busybox-awk": "awk",
+}
+
+
+def _with_wrappers(tables: tuple[Table, ...]) -> tuple[Table, ...]:
+    """The tables with their ``wrapper`` or ``reader`` and examples of what they run; a table per
+    program left (setarch's personality names share one)."""
+    import dataclasses
+
+    runners = set(_WRAPPERS) | set(_READER_OF)
+    out: list[Table] = []
+    covered: set[str] = set()
+    for table in tables:
+        names = [n for n in table.names if n in runners]
+        if names:
+            covered.update(names)
+            examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
+            wrapper = next((_WRAPPERS[n] for n in names if n in _WRAPPERS), None)
+            reader = next((_READER_OF[n] for n in names if n in _READER_OF), "")
+            table = dataclasses.replace(table, wrapper=wrapper, reader=reader, runs_examples=examples)
+        out.append(table)
+    groups: dict[tuple[Wrapper | None, str], list[str]] = {}
+    for name in [*_WRAPPERS, *_READER_OF]:
+        if name not in covered:
+            covered.add(name)
+            groups.setdefault((_WRAPPERS.get(name), _READER_OF.get(name, "")), []).append(name)
+    for (wrapper, reader), names in groups.items():
+        examples = tuple(e for n in names for e in _RUNS_EXAMPLES.get(n, ()))
+        out.append(Table(tuple(names), wrapper=wrapper, reader=reader, runs_examples=examples))
+    return tuple(out)
 
 
 # --- what "always" suggests ------------------------------------------------------------------------------
@@ -1263,7 +2690,8 @@ _ALWAYS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
     "tee": (("tee out.txt", None),),
     "reader": (("cat /nonexistent-maia-file", None), ("head -5 /nonexistent-maia-file", None)),
     "word": (("ls -la src", "ls *"), ("pytest -x tests", "pytest *")),
-    "exact": (("kill 123", "kill 123"), ("ssh host uptime", "ssh host uptime")),
+    "exact": (("kill 123", "kill 123"),),
+    "ssh": (("ssh host uptime", "ssh host uptime"),),
     "rm": (("rm -rf build", "rm -rf build"), ("mkfifo pipe", "mkfifo pipe *")),
     "curl": (("curl https://example.org", "curl https://example.org"),),
     "git": (
@@ -1308,7 +2736,7 @@ def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
     return tuple(out)
 
 
-TABLES = _with_always(TABLES)
+TABLES = _with_always(_with_wrappers(TABLES + _INTERPRETER_TABLES + _OPAQUE_TABLES))
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
 
@@ -1320,7 +2748,17 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
     table = BY_NAME.get(program_name(words[0]))
     if table is None or table.writes is None:
         return []
-    if table.triggers is not None and table.triggers.isdisjoint(words):
+    quick = _MAY_WRITE.get(table.writes)
+    if quick is not None and not quick(words):
         return []
-    args = read_long(words[1:], table).args if (table.long or table.dangerous) else list(words[1:])
+    if not (table.long or table.dangerous):
+        return table.writes(list(words[1:]), launch)
+    reading = read_long(words[1:], table)
+    args = reading.args
+    for arg, option in reading.dangerous:
+        if arg in args and arg.split("=", 1)[0] != option:
+            # a prefix of a dangerous option that could not be resolved (``git log --out=x``): read
+            # as that option too, so the file it may write is judged
+            at = args.index(arg)
+            args = [*args[: at + 1], option + arg[len(arg.split("=", 1)[0]) :], *args[at + 1 :]]
     return table.writes(args, launch)

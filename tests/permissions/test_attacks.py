@@ -105,7 +105,7 @@ ROWS: list[Row] = [
         OPTIONS,
         "git log --output=.env -1",
         {"allow": ["Bash(git log *)"], "deny": ["Write(.env)"]},
-        Q,
+        D,  # the file git log writes is judged (issue 26): the Write deny applies
         True,
         frozenset({"git"}),
         lambda tmp: (tmp / ".env").exists(),
