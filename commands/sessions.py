@@ -19,7 +19,8 @@ RESULT_PREVIEW = 600
 def _store() -> Any:
     from maia.sessions.store import SessionStore
 
-    return SessionStore.for_launch(environment().launch)
+    env = environment()
+    return SessionStore.for_launch(env.launch, env.home)
 
 
 complete_names = complete_sessions  # kept under its old name for the tests that import it
@@ -65,6 +66,7 @@ def list_sessions(as_json: bool) -> None:
                         "first_prompt": i.first_prompt or None,
                         "compacted": i.compacted,
                         "error": i.error,
+                        "foreign": i.foreign,
                     }
                     for i in infos
                 ],
@@ -90,6 +92,8 @@ def list_sessions(as_json: bool) -> None:
             marks.append(_("cleared"))
         if info.compacted:
             marks.append(_("compacted"))
+        if info.foreign:
+            marks.append(_("not written by your MAIA here: `maia trust` to accept"))
         updated = info.updated_at[:19].replace("T", " ") if info.updated_at else "-"
         line = f"{info.name:<{width}}  {updated:<19}  {info.messages:>4} msg  {_size(info.size):>8}  {info.model}"
         if marks:

@@ -172,7 +172,10 @@ class ChatApp:
                     self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
                     self.exit_code = int(error.exit_status)
                     return False
-                self.ui.warn(_("{error} A new session starts.").format(error=error.message))
+                self.ui.warn(
+                    _("{error} A new session starts.").format(error=error.message)
+                    + (f"\n{error.hint}" if error.hint else "")  # e.g. a session skipped as planted
+                )
                 picked = None
             if picked is not None:
                 for warning in picked.warnings:
