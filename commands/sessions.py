@@ -116,7 +116,13 @@ def show(name: str, as_json: bool) -> None:
     def shown(text: str) -> str:  # what the session holds is untrusted: inert on a terminal
         return for_terminal(text, sys.stdout)
 
-    session = _store().load(name)
+    store = _store()
+    session = store.load(name)
+    if not store.is_own(session):  # said first: what follows may be turns nobody typed
+        click.echo(
+            _("Not written by your MAIA in this folder (a repository may have planted it): `maia trust` accepts it."),
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps(session.to_json(), indent=2, ensure_ascii=False))
         return

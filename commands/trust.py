@@ -105,17 +105,12 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
 
 def _accept_sessions(folder: Path, home: Path) -> list[str]:
     """Seal the folder's foreign sessions (planted, copied, or written by a MAIA older than seals): trusting
-    the folder accepts its saved history as the user's own. One line each, what ``--continue`` would take."""
+    the folder accepts its saved history as the user's own. One line each."""
     from maia.sessions.store import SessionStore
 
     sessions = SessionStore.for_launch(folder, home)
-    if not sessions.folder.is_dir():
-        return []
     lines = []
     for info in sessions.foreign():
-        if info.error is not None:
-            continue  # unreadable: never carried on anyway
         sessions.accept(info.name)
-        prompt = f" — {info.first_prompt}" if info.first_prompt else ""
-        lines.append(f"{info.name} ({info.messages} msg){prompt}")
+        lines.append(sessions.foreign_line(info))
     return lines

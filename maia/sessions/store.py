@@ -322,11 +322,26 @@ class SessionStore:
                     )
                 )
             text = encode_session(session).file_text(session.updated_at, self._summary(session))
-            write_atomic(self.path(session.name), text, mode=PRIVATE)
+            try:
+                write_atomic(self.path(session.name), text, mode=PRIVATE)
+            except OSError as error:
+                raise SessionError(
+                    _("The session {name} could not be accepted: {error}").format(
+                        name=name, error=error.strerror or error
+                    )
+                ) from None
 
     def foreign(self) -> list[SessionInfo]:
-        """The sessions of the folder that carry no valid seal (from the head of each file)."""
-        return [info for info in self.listing() if info.foreign]
+        """The readable sessions of the folder that carry no valid seal (from the head of each file)."""
+        if not self.folder.is_dir():
+            return []
+        return [info for info in self.listing() if info.foreign and info.error is None]
+
+    @staticmethod
+    def foreign_line(info: SessionInfo) -> str:
+        """``name (3 msg) — first prompt``: one foreign session as the trust question shows it."""
+        prompt = f" \u2014 {info.first_prompt}" if info.first_prompt else ""
+        return f"{info.name} ({info.messages} msg){prompt}"
 
     def _summary(self, session: SavedSession) -> dict[str, object]:
         summary = summary_of(session)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
+from maia.sessions.store import SessionStore
 from tests.e2e.conftest import ready
 from tests.e2e.terminal import Terminal
 from tests.sessions.test_planted import PLANTED_WORDS, plant
@@ -32,4 +33,23 @@ def test_chat_continue_and_load_refuse_a_planted_session(
     (request,) = [r.data.decode() for r, _ in server.log if r.path == CHAT]
     assert "hello" in request and PLANTED_WORDS not in request and "health: OK" not in request
     assert planted.exists()
+    term.close()
+
+
+def test_the_trust_question_shows_foreign_sessions_and_yes_accepts_them(
+    server: HTTPServer, start: Callable[..., Terminal], project: Path, home: Path
+) -> None:
+    (project / ".maia").mkdir()
+    (project / ".maia" / "settings.json").write_text('{"permissions": {"allow": ["Bash(mkdir *)"]}}')
+    plant(project, "old-work", origin="chat")
+    store = SessionStore.for_launch(project, home)
+    assert [i.name for i in store.foreign()] == ["old-work"]
+    term = start(120, 30)
+    screen = term.wait_for("Trust this folder?")
+    assert "Saved sessions your MAIA did not write here" in screen and "old-work (3 msg)" in screen
+    term.answer("y")
+    ready(term)
+    term.send("/load old-work\r")
+    term.wait_for("Session old-work loaded (3 messages).")
+    assert store.foreign() == []
     term.close()

@@ -203,6 +203,13 @@ class ChatApp:
         else:
             lines = [_("{folder} is not a trusted folder. Its files grant:").format(folder=state.folder)]
         lines += [f"  {line}" for line in state.lines()]
+        from maia.sessions.store import SessionStore
+
+        sessions = SessionStore.for_launch(self.options.launch, self.options.home)
+        foreign = sessions.foreign()  # history your MAIA did not write: carried on only once accepted
+        if foreign:
+            lines.append(_("Saved sessions your MAIA did not write here (trusted, they are accepted as yours):"))
+            lines += [f"  {sessions.foreign_line(info)}" for info in foreign]
         lines.append(
             _(
                 "Trusted, these apply (commands they allow run without asking); not trusted, they are ignored. "
@@ -221,6 +228,11 @@ class ChatApp:
                     _("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error)
                 )
             else:
+                for info in foreign:  # the ones shown, and only those
+                    try:
+                        sessions.accept(info.name)
+                    except (OSError, MaiaError) as error:
+                        self.ui.warn(error.message)
                 self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
                 return True
         self.trust_mark = _("untrusted: project grants ignored")
