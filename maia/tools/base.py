@@ -204,4 +204,3 @@ def still_opened(fd: int, real: Path, raw: str) -> None:
         raise ToolError(
             _("{path} changed while it was searched (a link swapped in): nothing is returned.").format(path=raw)
         )
-

@@ -73,9 +73,7 @@ def plant(project: Path, name: str = "session_2099-01-01_00_00_00", origin: str 
     return path
 
 
-def test_ask_continue_skips_a_planted_session_and_carries_on_the_users_own(
-    server: HTTPServer, project: Path
-) -> None:
+def test_ask_continue_skips_a_planted_session_and_carries_on_the_users_own(server: HTTPServer, project: Path) -> None:
     reply(server, "First answer.")
     reply(server, "Second answer.")
     first = maia("ask", "-m", "m", "my own question")

@@ -165,9 +165,7 @@ async def test_a_search_root_swapped_while_the_search_runs_returns_nothing(
         await GlobTool().execute({"pattern": "*", "path": "d"}, ctx)
 
 
-async def test_a_hard_link_to_a_read_denied_file_is_left_out_of_grep_and_glob(
-    tmp_path: Path, engine: str
-) -> None:
+async def test_a_hard_link_to_a_read_denied_file_is_left_out_of_grep_and_glob(tmp_path: Path, engine: str) -> None:
     """``ln .env notes.txt``: the same device and inode as the denied file, so the same verdict."""
     project = tmp_path / "project"
     (project / ".env").write_text("API_KEY=sk-hardlinked\n")

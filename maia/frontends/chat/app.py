@@ -232,7 +232,7 @@ class ChatApp:
                     try:
                         sessions.accept(info.name)
                     except (OSError, MaiaError) as error:
-                        self.ui.warn(error.message)
+                        self.ui.warn(str(error))
                 self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
                 return True
         self.trust_mark = _("untrusted: project grants ignored")
