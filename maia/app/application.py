@@ -749,6 +749,8 @@ class Application:
     def load(self, saved: SavedSession) -> SavedSession:
         """Carry on a saved session (SessionBusy when another MAIA has it open); the session as read
         once it is locked (another process may have added to it meanwhile)."""
+        if self.sessions.store is None and self.store is not None and self.store.find(saved.name) is not None:
+            self.store.require_own(saved)  # not saving (--no-save): the manager reads nothing, judged here
         fresh = self.conversation.load(saved)
         self._apply_prompt()
         return fresh

@@ -153,3 +153,12 @@ def test_sessions_list_marks_it_and_maia_trust_accepts_it(server: HTTPServer, pr
     carried = maia("ask", "-m", "m", "--continue", "go on")
     assert carried.returncode == 0, carried.stderr
     assert PLANTED_WORDS in sent(server)[0]  # accepted by the user: carried on as any other
+
+
+def test_no_save_does_not_open_a_way_around(server: HTTPServer, project: Path) -> None:
+    planted = plant(project)
+    resumed = maia("ask", "-m", "m", "--no-save", "--resume", planted.stem, "go on")
+    continued = maia("ask", "-m", "m", "--no-save", "--continue", "go on")
+    assert resumed.returncode == 1 and "was not written by your MAIA" in resumed.stderr
+    assert continued.returncode == 2 and "was not written by your MAIA" in continued.stderr
+    assert not sent(server)

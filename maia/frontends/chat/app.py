@@ -769,6 +769,8 @@ class ChatApp:
             return info.name + _(" (unreadable)")
         when = info.updated_at[:16].replace("T", " ") if info.updated_at else ""
         kind = _(" · sub-agent {name}").format(name=info.agent) if info.agent else ""
+        if info.foreign:  # /load refuses it: said in the list already
+            kind += _(" · not written by your MAIA here")
         prompt = f" · {info.first_prompt}" if info.first_prompt else ""
         return _("{name} · {when} · {count} messages{kind}{prompt}").format(
             name=info.name, when=when, count=info.messages, kind=kind, prompt=prompt
