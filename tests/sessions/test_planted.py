@@ -162,3 +162,30 @@ def test_no_save_does_not_open_a_way_around(server: HTTPServer, project: Path) -
     assert resumed.returncode == 1 and "was not written by your MAIA" in resumed.stderr
     assert continued.returncode == 2 and "was not written by your MAIA" in continued.stderr
     assert not sent(server)
+
+
+def test_renaming_a_planted_session_does_not_make_it_the_users(server: HTTPServer, project: Path) -> None:
+    planted = plant(project)
+    assert maia("sessions", "rename", planted.stem, "looks-mine").returncode == 0
+    result = maia("ask", "-m", "m", "--resume", "looks-mine", "go on")
+    assert result.returncode == 1 and "looks-mine was not written by your MAIA" in result.stderr
+    assert not sent(server)
+
+
+def test_the_key_is_private_and_a_sessions_seal_is_the_same_at_every_save(project: Path, home: Path) -> None:
+    from maia.core.contracts import Message, TextBlock
+    from maia.sessions.store import SessionManager, ensure_project_folders
+
+    assert ensure_project_folders(project) is None
+    store = SessionStore.for_launch(project, home)
+    manager = SessionManager(store, "mine")
+    seals = []
+    for turn in ("one", "two"):
+        manager.update(
+            messages=[Message("user", [TextBlock(turn)])], pending=[], start_context=None, model="m", cwd=project
+        )
+        manager.save()
+        seals.append(store.load("mine").seal)
+    manager.close()
+    assert seals[0] and seals[0] == seals[1] and store.is_own(store.load("mine"))
+    assert ((home / "session.key").stat().st_mode & 0o777) == 0o600
