@@ -57,6 +57,7 @@ FILES = [
     ("~/.maia/history/", "What you typed in the chat, per launch folder."),
     ("~/.maia/cache/", "The last model list (for completion)."),
     ("~/.maia/logs/", "MCP logs: the SDK's (mcp.log) and each local server's stderr (mcp/NAME.stderr.log)."),
+    ("~/.maia/session.key", "The secret that seals the session files MAIA writes (0600): others are not carried on."),
     ("~/.maia/locks/", "Locks for writing settings.local.json."),
     ("~/.maia/maia-llm-debug.log", "The raw model stream, when MAIA_DEBUG_LLM=1 (0600)."),
     ("~/.maia/errors.log", "The traceback of each unexpected error (a bug), to attach to a report (0600)."),

@@ -19,7 +19,8 @@ RESULT_PREVIEW = 600
 def _store() -> Any:
     from maia.sessions.store import SessionStore
 
-    return SessionStore.for_launch(environment().launch)
+    env = environment()
+    return SessionStore.for_launch(env.launch, env.home)
 
 
 complete_names = complete_sessions  # kept under its old name for the tests that import it
@@ -65,6 +66,7 @@ def list_sessions(as_json: bool) -> None:
                         "first_prompt": i.first_prompt or None,
                         "compacted": i.compacted,
                         "error": i.error,
+                        "foreign": i.foreign,
                     }
                     for i in infos
                 ],
@@ -90,6 +92,8 @@ def list_sessions(as_json: bool) -> None:
             marks.append(_("cleared"))
         if info.compacted:
             marks.append(_("compacted"))
+        if info.foreign:
+            marks.append(_("not written by your MAIA here: `maia trust` to accept"))
         updated = info.updated_at[:19].replace("T", " ") if info.updated_at else "-"
         line = f"{info.name:<{width}}  {updated:<19}  {info.messages:>4} msg  {_size(info.size):>8}  {info.model}"
         if marks:
@@ -112,7 +116,13 @@ def show(name: str, as_json: bool) -> None:
     def shown(text: str) -> str:  # what the session holds is untrusted: inert on a terminal
         return for_terminal(text, sys.stdout)
 
-    session = _store().load(name)
+    store = _store()
+    session = store.load(name)
+    if not store.is_own(session):  # said first: what follows may be turns nobody typed
+        click.echo(
+            _("Not written by your MAIA in this folder (a repository may have planted it): `maia trust` accepts it."),
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps(session.to_json(), indent=2, ensure_ascii=False))
         return

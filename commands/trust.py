@@ -25,6 +25,9 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
     permissionMode of its AGENT.md files. They apply only once the folder is trusted; deny and
     ask rules always apply. Trust is kept in ~/.maia/trust.json with a digest of what was granted:
     when that changes, MAIA asks again (maia ask and maia run ignore the grants until then).
+    Saved sessions in .maia/.sessions that your MAIA did not write (planted by the repository, or
+    written by an older MAIA) are listed and accepted as yours: --continue and --resume skip or
+    refuse them until then.
 
     Exit codes: 0 done, 1 PATH was not trusted (--revoke), 2 bad usage.
     """
@@ -63,10 +66,17 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
         raise UsageError(_("{path}: no such folder.").format(path=folder))
     before = store.check(folder, env.home)
     state = store.trust_folder(folder, env.home, shown=before.grants)
+    accepted = _accept_sessions(folder, env.home)
     if as_json:
         click.echo(
             json.dumps(
-                {"path": str(state.folder), "trusted": True, "grants": state.lines(), "added": before.added},
+                {
+                    "path": str(state.folder),
+                    "trusted": True,
+                    "grants": state.lines(),
+                    "added": before.added,
+                    "sessions": accepted,
+                },
                 indent=2,
                 ensure_ascii=False,
             )
@@ -86,4 +96,21 @@ def trust(path: Path | None, as_list: bool, revoke: Path | None, as_json: bool) 
         click.echo(
             _("{path} grants nothing (no allow rule, MCP server, custom tool or agent mode).").format(path=state.folder)
         )
+    if accepted:
+        click.echo(_("Saved sessions it holds that your MAIA did not write, now accepted as yours:"))
+        for line in accepted:
+            click.echo(for_terminal(f"  {line}", sys.stdout))
     click.echo(_("Trusted: {path}").format(path=state.folder))
+
+
+def _accept_sessions(folder: Path, home: Path) -> list[str]:
+    """Seal the folder's foreign sessions (planted, copied, or written by a MAIA older than seals): trusting
+    the folder accepts its saved history as the user's own. One line each."""
+    from maia.sessions.store import SessionStore
+
+    sessions = SessionStore.for_launch(folder, home)
+    lines = []
+    for info in sessions.foreign():
+        sessions.accept(info.name)
+        lines.append(sessions.foreign_line(info))
+    return lines

@@ -205,9 +205,9 @@ class Application:
             if warning:
                 self.report.warnings.append(warning)
             else:
-                self.store = SessionStore.for_launch(options.launch)
+                self.store = SessionStore.for_launch(options.launch, options.home)
         elif (options.launch / ".maia" / ".sessions").is_dir():
-            self.store = SessionStore.for_launch(options.launch)  # readable for --resume, never written
+            self.store = SessionStore.for_launch(options.launch, options.home)  # readable for --resume, never written
         self.sessions.store = self.store if options.save else None
         self._sandbox_setup()
         self._extensions_setup(self.report)
@@ -743,12 +743,14 @@ class Application:
         """The saved session ``--resume``/``--continue`` asks for (NotFoundError when there is none)."""
         if not resume and not continue_last:
             return None
-        store = self.store or SessionStore.for_launch(self.options.launch)
+        store = self.store or SessionStore.for_launch(self.options.launch, self.options.home)
         return pick_session(store, self.options.origin, resume=resume, continue_last=continue_last)
 
     def load(self, saved: SavedSession) -> SavedSession:
         """Carry on a saved session (SessionBusy when another MAIA has it open); the session as read
         once it is locked (another process may have added to it meanwhile)."""
+        if self.sessions.store is None and self.store is not None and self.store.find(saved.name) is not None:
+            self.store.require_own(saved)  # not saving (--no-save): the manager reads nothing, judged here
         fresh = self.conversation.load(saved)
         self._apply_prompt()
         return fresh
@@ -757,6 +759,8 @@ class Application:
         """Carry on a copy of a session another MAIA has open: a new id, saved under a free name (``_2``…)."""
         import uuid
 
+        store = self.store or SessionStore.for_launch(self.options.launch, self.options.home)
+        store.require_own(saved)  # a copy is saved sealed: only of the user's own sessions
         saved.id = uuid.uuid4().hex
         saved.cleared = False
         self.conversation.load_unlocked(saved)

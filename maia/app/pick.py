@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from maia.core.errors import MaiaError, NotFoundError
 from maia.i18n import _
 from maia.sessions.codec import Origin, SavedSession
-from maia.sessions.store import SessionStore
+from maia.sessions.store import ForeignSession, SessionStore
 
 
 def _kind(origin: str) -> str:
@@ -32,7 +32,9 @@ def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, con
     is never skipped silently. None when nothing was asked.
     """
     if resume:
-        return Picked(store.load(resume))
+        session = store.load(resume)
+        store.require_own(session)  # said before anything is locked or shown
+        return Picked(session)
     if not continue_last:
         return None
     notes: list[str] = []
@@ -49,6 +51,16 @@ def pick_session(store: SessionStore, origin: Origin, *, resume: str | None, con
             continue
         try:
             session = store.load(info.name)
+            store.require_own(session)
+        except ForeignSession:
+            # a planted file may claim to be the newest: skipped, said in one line, never carried on
+            warnings.append(
+                _(
+                    "The session {name} was not written by your MAIA in this folder (a repository may have "
+                    "planted it): it was skipped. `maia trust` shows it and accepts it."
+                ).format(name=info.name)
+            )
+            continue
         except MaiaError as error:  # changed since the listing
             warnings.append(_("The session {name} was skipped: {error}").format(name=info.name, error=error.message))
             continue

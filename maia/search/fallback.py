@@ -62,7 +62,9 @@ def _matching_lines(
 def _read(path: str) -> bytes | None:
     """The bytes of a text file; None for files over 2 MB, unreadable or binary (a NUL up front)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        # O_NOFOLLOW: a file the walk saw, turned into a link since, is not read through (as ripgrep
+        # never follows links inside the tree); a searched file's path is its real path
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:

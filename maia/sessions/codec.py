@@ -143,6 +143,7 @@ class SavedSession:
     parent_session: str | None = None
     origin: Origin = "chat"
     cleared: bool = False  # the user ran /clear on it: kept for /load, skipped by --continue
+    seal: str | None = None  # as read from the file (see maia.sessions.seal); never part of the digest
 
     @property
     def empty(self) -> bool:
@@ -272,6 +273,8 @@ def parse_session(text: str, name: str) -> SavedSession:
         raise ValueError(_("a message is malformed: {error}").format(error=error)) from None
     pending = data.get("pendingContext", [])
     start = data.get("startContext")
+    summary = data.get("summary")
+    seal = summary.get("seal") if isinstance(summary, dict) else None
     return SavedSession(
         name=name,
         model=str(data.get("model") or ""),
@@ -286,4 +289,5 @@ def parse_session(text: str, name: str) -> SavedSession:
         parent_session=str(data["parentSession"]) if data.get("parentSession") else None,
         origin=_origin(data),
         cleared=data.get("cleared") is True,
+        seal=seal if isinstance(seal, str) else None,
     )

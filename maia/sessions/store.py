@@ -38,6 +38,7 @@ MAX_NAME = 100
 _FORBIDDEN = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]')
 _COMPACTED = re.compile(r"^(.*)__(\d+)$")
 MAX_COMPACTIONS = 1000
+_HEAD_ID = re.compile(r'"id":"([0-9A-Za-z_-]+)"')
 
 
 PRIVATE = 0o600  # sessions hold the conversation: readable by their owner only
@@ -45,6 +46,10 @@ PRIVATE = 0o600  # sessions hold the conversation: readable by their owner only
 
 class SessionError(MaiaError):
     """A session file that cannot be read or written."""
+
+
+class ForeignSession(SessionError):
+    """A session file this user's MAIA did not write here (no valid seal): never carried on unaccepted."""
 
 
 class SessionBusy(SessionError):
@@ -208,6 +213,7 @@ class SessionInfo:
     origin: Origin = "chat"
     first_prompt: str = ""
     cleared: bool = False
+    foreign: bool = False  # no valid seal in its head: not written by this user's MAIA here
 
     @property
     def sort_key(self) -> float:
@@ -257,14 +263,91 @@ def _now() -> str:
 class SessionStore:
     """The session files of one launch folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, home: Path | None = None) -> None:
+        from maia.core.paths import maia_home
+
         self.folder = folder
+        self.home = home if home is not None else maia_home()  # where the sealing key is
         self.written: EncodedSession | None = None  # what the last write wrote (its digest)
 
     @classmethod
-    def for_launch(cls, launch: Path) -> SessionStore:
+    def for_launch(cls, launch: Path, home: Path | None = None) -> SessionStore:
         """``<launch>/.maia/.sessions``."""
-        return cls(launch / ".maia" / ".sessions")
+        return cls(launch / ".maia" / ".sessions", home)
+
+    # --- seals: which files this user's MAIA wrote (maia.sessions.seal) ---------------------------
+
+    def seal_of(self, session_id: str) -> str | None:
+        """The seal a file of this session carries (None when the home cannot hold the key: the file
+        is then written unsealed, and counts as foreign until accepted)."""
+        from maia.sessions.seal import seal
+
+        try:
+            return seal(self.home, self.folder, session_id)
+        except OSError:
+            return None
+
+    def is_own(self, session: SavedSession) -> bool:
+        """Whether a loaded session's file carries this user's seal for this folder."""
+        from maia.sessions.seal import sealed
+
+        return sealed(self.home, self.folder, session.id, session.seal)
+
+    def require_own(self, session: SavedSession) -> None:
+        """ForeignSession unless this user's MAIA wrote the session's file here."""
+        if self.is_own(session):
+            return
+        raise ForeignSession(
+            _(
+                "The session {name} was not written by your MAIA in this folder: a repository may have "
+                "planted it, with turns you never typed. It is not carried on."
+            ).format(name=session.name),
+            hint=_(
+                "Read it with `maia sessions show {name}`; if it is yours (or written by an older MAIA), "
+                "accept the saved sessions of this folder with `maia trust`."
+            ).format(name=session.name),
+        )
+
+    def accept(self, name: str) -> None:
+        """Seal a foreign session as the user's own (the user accepted it: ``maia trust``)."""
+        with self.locked():
+            session = self.load(name)
+            if self.is_own(session):
+                return
+            session.seal = self.seal_of(session.id)
+            if session.seal is None:
+                raise SessionError(
+                    _("The session {name} could not be accepted: {home} cannot hold the key.").format(
+                        name=name, home=self.home
+                    )
+                )
+            text = encode_session(session).file_text(session.updated_at, self._summary(session))
+            try:
+                write_atomic(self.path(session.name), text, mode=PRIVATE)
+            except OSError as error:
+                raise SessionError(
+                    _("The session {name} could not be accepted: {error}").format(
+                        name=name, error=error.strerror or error
+                    )
+                ) from None
+
+    def foreign(self) -> list[SessionInfo]:
+        """The readable sessions of the folder that carry no valid seal (from the head of each file)."""
+        if not self.folder.is_dir():
+            return []
+        return [info for info in self.listing() if info.foreign and info.error is None]
+
+    @staticmethod
+    def foreign_line(info: SessionInfo) -> str:
+        """``name (3 msg) — first prompt``: one foreign session as the trust question shows it."""
+        prompt = f" \u2014 {info.first_prompt}" if info.first_prompt else ""
+        return f"{info.name} ({info.messages} msg){prompt}"
+
+    def _summary(self, session: SavedSession) -> dict[str, object]:
+        summary = summary_of(session)
+        if session.seal:
+            summary["seal"] = session.seal
+        return summary
 
     def path(self, name: str) -> Path:
         """The file of a session name."""
@@ -350,6 +433,7 @@ class SessionStore:
             origin=session.origin,
             first_prompt=first_prompt(session.messages),
             cleared=session.cleared,
+            foreign=not self.is_own(session),
         )
 
     def _quick_info(self, name: str, path: Path) -> SessionInfo | None:
@@ -392,7 +476,16 @@ class SessionStore:
             origin=origin,
             first_prompt=prompt,
             cleared=summary.get("cleared") is True,
+            foreign=not self._head_sealed(head, summary.get("seal")),
         )
+
+    def _head_sealed(self, head: str, value: object) -> bool:
+        """The seal of a listing's head, against the id that follows the summary (the whole file is
+        checked again when it is loaded)."""
+        from maia.sessions.seal import sealed
+
+        found = _HEAD_ID.search(head)  # the body's own id comes first (the summary's strings are escaped)
+        return found is not None and sealed(self.home, self.folder, found.group(1), value)
 
     def listing(self) -> list[SessionInfo]:
         """Every session, most recently changed first; broken files included, marked."""
@@ -461,7 +554,8 @@ class SessionStore:
                 if encoded is None or (encoded.name, encoded.created_at) != (session.name, session.created_at):
                     encoded = encode_session(session)
                 self.written = encoded
-                write_atomic(self.path(name), encoded.file_pieces(now, summary_of(session)), mode=PRIVATE)
+                session.seal = self.seal_of(session.id)  # MAIA writes it: the user's own
+                write_atomic(self.path(name), encoded.file_pieces(now, self._summary(session)), mode=PRIVATE)
                 if (
                     replace
                     and replace != name
@@ -508,7 +602,8 @@ class SessionStore:
         with self.locked():
             if existing is not None:  # the same file, only the case changes
                 os.replace(self.path(previous), self.path(new))
-            text = encode_session(session).file_text(session.updated_at, summary_of(session))
+            # the seal is kept as it was: renaming never makes a foreign file the user's own
+            text = encode_session(session).file_text(session.updated_at, self._summary(session))
             write_atomic(self.path(new), text, mode=PRIVATE)
             if previous != new and self.path(previous).exists() and existing is None:
                 self.path(previous).unlink()
@@ -665,13 +760,23 @@ class SessionManager:
         keeps it open (after waiting ``lock_wait`` seconds).
         """
         if self.store is not None:
+            lock: SessionLock | None = None
             if self._lock is None or self._lock.name.lower() != saved.name.lower():
                 lock = SessionLock(self.store.folder, saved.name, self.origin)
                 lock.acquire(self.lock_wait)
+            try:
+                if self.store.find(saved.name) is not None:
+                    saved = self.store.load(saved.name)
+                    # every way of carrying a session on comes here: a file this user's MAIA did not
+                    # write is history nobody typed, never carried on unaccepted (ForeignSession)
+                    self.store.require_own(saved)
+            except BaseException:
+                if lock is not None:
+                    lock.release()
+                raise
+            if lock is not None:
                 self._release()
                 self._lock = lock
-            if self.store.find(saved.name) is not None:
-                saved = self.store.load(saved.name)
         saved.cleared = False  # carried on: --continue may pick it again
         saved.origin = self.origin  # the last front end that wrote it is its kind
         self.session = saved

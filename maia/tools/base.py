@@ -176,3 +176,31 @@ def open_folder_of(ctx: ToolContext, tool: str, raw: str, path: Path) -> tuple[i
         raise
     return fd, path.name
 
+
+def open_search_root(ctx: ToolContext, tool: str, raw: str, path: Path) -> tuple[int, Path]:
+    """Open the folder or file a search starts from (Grep, Glob), judge where it really is, and return
+    its descriptor (the caller closes it) and that real path, which the search then walks: a link
+    swapped in after the call was judged leads nowhere the rules did not see."""
+    # O_PATH: nothing is read through it, and a FIFO swapped in does not block the open
+    fd = os.open(path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
+    try:
+        real = opened_path(fd, path)
+        judge_opened(ctx, tool, raw, real)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, Path(real)
+
+
+def still_opened(fd: int, real: Path, raw: str) -> None:
+    """After a search: ``real`` must still be the folder or file opened and judged (ToolError if a link
+    was swapped in while the search ran; what it found is then not returned)."""
+    try:
+        before, now = os.fstat(fd), os.stat(real)
+        same = (before.st_dev, before.st_ino) == (now.st_dev, now.st_ino)
+    except OSError:
+        same = False
+    if not same:
+        raise ToolError(
+            _("{path} changed while it was searched (a link swapped in): nothing is returned.").format(path=raw)
+        )

@@ -13,7 +13,7 @@ from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import display_path
 from maia.search.engine import glob_paths
-from maia.tools.base import BuiltinTool, ToolError, readable, require_str
+from maia.tools.base import BuiltinTool, ToolError, open_search_root, readable, require_str, still_opened
 
 MAX_RESULTS = 100
 
@@ -83,8 +83,18 @@ class GlobTool(BuiltinTool):
         root = resolve_user_path(start, ctx.cwd)
         if not root.is_dir():
             return _("No files match {pattern}.").format(pattern=pattern)
-        found, total = await glob_paths(rest, root, limit=MAX_RESULTS)
-        kept = [p for p in found if readable(ctx, p)]
+        raw = raw_path or start
+        # the walk starts from what was opened and judged (its real path), never a link swapped in since
+        fd, real = open_search_root(ctx, "Glob", raw, root)
+        try:
+            found_real, total = await glob_paths(rest, real, limit=MAX_RESULTS)
+            still_opened(fd, real, raw)
+        finally:
+            os.close(fd)
+        # judged where each file really is; shown under the path the call named
+        pairs = [(p, root / p.relative_to(real)) for p in found_real]
+        kept = [shown for p, shown in pairs if readable(ctx, p)]
+        found = pairs
         skipped = len(found) - len(kept)
         if not kept and not skipped:
             return _("No files match {pattern}.").format(pattern=pattern)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -13,7 +15,15 @@ from maia.permissions.subject import PathSubject, Subject
 from maia.search import GrepQuery, OutputMode
 from maia.search.engine import format_hits, grep_hits
 from maia.search.regex import PatternError
-from maia.tools.base import BuiltinTool, ToolError, optional_int, readable, require_str
+from maia.tools.base import (
+    BuiltinTool,
+    ToolError,
+    open_search_root,
+    optional_int,
+    readable,
+    require_str,
+    still_opened,
+)
 
 DEFAULT_HEAD_LIMIT = 250
 MODES = ("files_with_matches", "content", "count")
@@ -77,11 +87,20 @@ class GrepTool(BuiltinTool):
             after=optional_int(tool_input, "-A", context),
         )
         head_limit = optional_int(tool_input, "head_limit", DEFAULT_HEAD_LIMIT)
+        raw = str(tool_input.get("path") or ".")
+        # the search walks what was opened and judged (its real path), never a link swapped in since
+        fd, real = open_search_root(ctx, "Grep", raw, root)
         try:
-            hits = await grep_hits(query, head_limit=head_limit)
-        except PatternError as error:
-            raise ToolError(error.message) from None
-        kept = [h for h in hits if not h.rel or readable(ctx, root / h.rel)]
+            try:
+                hits = await grep_hits(dataclasses.replace(query, root=real), head_limit=head_limit)
+            except PatternError as error:
+                raise ToolError(error.message) from None
+            still_opened(fd, real, raw)
+        finally:
+            os.close(fd)
+        # each file found is judged where it really is (a hard link to a denied file is that file); a
+        # file searched by name was judged as it was opened
+        kept = [h for h in hits if not h.rel or readable(ctx, real / h.rel)]
         skipped = len(hits) - len(kept)
         line_numbers = tool_input.get("-n") is not False
         # a full answer can hold millions of lines: shaped off the event loop

@@ -139,6 +139,8 @@ def test_a_refusal_without_a_rule_does_not_hide_files(tree: Path) -> None:
     """``maia ask`` turns questions into refusals that no rule made: files stay listed."""
 
     def headless(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        if name == "Grep":  # the call itself was allowed (it runs); the files found are judged as Read
+            return Decision(Verdict.ALLOW, "Grep", "allowed")
         return Decision(Verdict.DENY, None, "nobody can answer")
 
     ctx = ToolContext(cwd=tree, permissions=headless)

@@ -236,6 +236,9 @@ def test_project_folders_never_touch_the_users_gitignore(tmp_path: Path) -> None
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_saved_session_leaves_git_status_clean(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"  # beside MAIA's home (tmp_path/maia-home), which holds the sealing key
+    repo.mkdir()
+
     def git(*args: str) -> str:
         env = {
             "GIT_AUTHOR_NAME": "t",
@@ -244,22 +247,22 @@ def test_a_saved_session_leaves_git_status_clean(tmp_path: Path) -> None:
             "GIT_COMMITTER_EMAIL": "t@e",
         }
         done = subprocess.run(
-            ["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True, env={**os.environ, **env}
+            ["git", *args], cwd=repo, capture_output=True, text=True, check=True, env={**os.environ, **env}
         )
         return done.stdout
 
     git("init", "-q")
-    (tmp_path / ".gitignore").write_text("node_modules/\n")
-    (tmp_path / "a.py").write_text("print(1)\n")
+    (repo / ".gitignore").write_text("node_modules/\n")
+    (repo / "a.py").write_text("print(1)\n")
     git("add", "-A")
     git("commit", "-qm", "start")
-    assert ensure_project_folders(tmp_path) is None
-    manager = SessionManager(SessionStore.for_launch(tmp_path), "work")
-    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=tmp_path)
+    assert ensure_project_folders(repo) is None
+    manager = SessionManager(SessionStore.for_launch(repo), "work")
+    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=repo)
     assert manager.save() == "work"
     manager.close()
     assert git("status", "--porcelain") == ""
-    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n"
+    assert (repo / ".gitignore").read_text() == "node_modules/\n"
 
 
 def test_project_folders_failure_is_a_warning(tmp_path: Path) -> None:

@@ -172,7 +172,10 @@ class ChatApp:
                     self.ui.fail(error.message + (f"\n{error.hint}" if error.hint else ""))
                     self.exit_code = int(error.exit_status)
                     return False
-                self.ui.warn(_("{error} A new session starts.").format(error=error.message))
+                self.ui.warn(
+                    _("{error} A new session starts.").format(error=error.message)
+                    + (f"\n{error.hint}" if error.hint else "")  # e.g. a session skipped as planted
+                )
                 picked = None
             if picked is not None:
                 for warning in picked.warnings:
@@ -200,6 +203,13 @@ class ChatApp:
         else:
             lines = [_("{folder} is not a trusted folder. Its files grant:").format(folder=state.folder)]
         lines += [f"  {line}" for line in state.lines()]
+        from maia.sessions.store import SessionStore
+
+        sessions = SessionStore.for_launch(self.options.launch, self.options.home)
+        foreign = sessions.foreign()  # history your MAIA did not write: carried on only once accepted
+        if foreign:
+            lines.append(_("Saved sessions your MAIA did not write here (trusted, they are accepted as yours):"))
+            lines += [f"  {sessions.foreign_line(info)}" for info in foreign]
         lines.append(
             _(
                 "Trusted, these apply (commands they allow run without asking); not trusted, they are ignored. "
@@ -218,6 +228,11 @@ class ChatApp:
                     _("The trust could not be recorded ({error}); the grants stay ignored.").format(error=error)
                 )
             else:
+                for info in foreign:  # the ones shown, and only those
+                    try:
+                        sessions.accept(info.name)
+                    except (OSError, MaiaError) as error:
+                        self.ui.warn(str(error))
                 self.ui.info(_("Trusted: {folder} (`maia trust --revoke` to undo).").format(folder=state.folder))
                 return True
         self.trust_mark = _("untrusted: project grants ignored")
@@ -754,6 +769,8 @@ class ChatApp:
             return info.name + _(" (unreadable)")
         when = info.updated_at[:16].replace("T", " ") if info.updated_at else ""
         kind = _(" · sub-agent {name}").format(name=info.agent) if info.agent else ""
+        if info.foreign:  # /load refuses it: said in the list already
+            kind += _(" · not written by your MAIA here")
         prompt = f" · {info.first_prompt}" if info.first_prompt else ""
         return _("{name} · {when} · {count} messages{kind}{prompt}").format(
             name=info.name, when=when, count=info.messages, kind=kind, prompt=prompt
