@@ -13,6 +13,7 @@ address) or simply from no rule covering the call.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,6 +45,7 @@ _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_COMMAND = 1_000_000  # longer commands are not read at all: ask
 TREE_READING_LIMIT = 20_000  # plain commands up to this size are also read by tree-sitter, for deny
 _WRITE_RULES = frozenset({"Write", "Edit"})
+_LONG_COMMAND = 8192  # from this size on, a Bash decision runs without the cycle collector
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +105,16 @@ def judge(tool_name: str, subject: Subject, ruleset: RuleSet, cwd: Path) -> Deci
     if isinstance(subject, CommandSubject):
         if not isinstance(subject.command, str):
             return Decision(Verdict.ASK, None, _("no command to check"))
-        return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        if len(subject.command) < _LONG_COMMAND or not gc.isenabled():
+            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        # a long command makes tens of thousands of small objects, all freed when the decision is
+        # made (no cycles): the cycle collector would only walk them again and again, and promote
+        # them, making the next full collection of the whole process longer
+        gc.disable()
+        try:
+            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        finally:
+            gc.enable()
     if isinstance(subject, PathSubject):
         return _path(tool_name, subject, ruleset, cwd)
     if isinstance(subject, UrlSubject):

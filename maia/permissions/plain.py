@@ -121,17 +121,19 @@ class _Word:
         return _QUOTED in self.syntax
 
 
-@dataclass(slots=True)
 class _Command:
     # a long script has thousands: its words are kept as text, and what most commands lack costs
     # nothing (an empty tuple, shared), so the garbage collector has fewer objects to look at
-    start: int
-    group: int
-    words: list[str] = field(default_factory=list)  # their values
-    assignments: tuple[str, ...] = ()
-    redirects: tuple[tuple[str, _Word], ...] = ()
-    stdin: Stdin = programs.NO_STDIN
-    open_words: tuple[int, ...] = ()  # indexes of words that may expand to anything (see _open_word)
+    __slots__ = ("assignments", "group", "open_words", "redirects", "start", "stdin", "words")
+
+    def __init__(self, start: int, group: int) -> None:
+        self.start = start
+        self.group = group
+        self.words: list[str] = []  # their values
+        self.assignments: tuple[str, ...] = ()
+        self.redirects: tuple[tuple[str, _Word], ...] = ()
+        self.stdin: Stdin = programs.NO_STDIN
+        self.open_words: tuple[int, ...] = ()  # indexes of words that may expand to anything (see _open_word)
 
 
 @dataclass(slots=True)
@@ -268,6 +270,9 @@ class _Reader:
         text = self.text
         n = len(text)
         token = _TOKEN.match
+        not_blank = _NOT_BLANK.findall
+        # the common tokens (a word of a command, a separator) are handled here rather than by the
+        # methods: a long script has tens of thousands of them
         while True:
             # one match skips the blanks and reads the next token when it is a simple one
             found = token(text, self.i)
@@ -282,15 +287,12 @@ class _Reader:
                         self.word_token(_Word(value, value, found.start("clean")))
                         continue  # the words after it are read again, next time round
                     cur = self.command()
-                cur.words.append(value)
+                words = cur.words
+                words.append(value)
                 end = found.end()
                 if end > self.i:  # the other words of the run: arguments, nothing to check
-                    cur.words.extend(_NOT_BLANK.findall(text, self.i, end))
+                    words.extend(not_blank(text, self.i, end))
                     self.i = end
-                continue
-            if kind == "word":
-                self.i = found.end()
-                self.word_token(_Word(found.group("word"), found.group("word"), found.start("word")))
                 continue
             if kind == "op":
                 self.i = found.end()
@@ -300,16 +302,33 @@ class _Reader:
                 else:
                     self.operator(op)
                 continue
-            if kind == "quoted":
-                self.i = found.end()
-                value = found.group("quoted")
-                self.word_token(_Word(value, _QUOTED * len(value), found.start("quoted") - 1))
-                continue
             if kind == "newline":
                 self.i = found.end()
                 self.separator("\n")
                 if self.heredocs:
                     self.read_heredocs()
+                continue
+            if kind == "word":
+                self.i = found.end()
+                value = found.group("word")
+                cur = self.cur
+                if cur is not None and cur.words and not self.after_compound:
+                    # an argument of bare characters: what word_token would do, without a _Word
+                    _check_syntax(value)
+                    if value[0] in "*?[" and _has_glob(value):
+                        cur.open_words += (len(cur.words),)
+                    cur.words.append(value)
+                    continue
+                self.word_token(_Word(value, value, found.start("word")))
+                continue
+            if kind == "quoted":
+                self.i = found.end()
+                value = found.group("quoted")
+                cur = self.cur
+                if cur is not None and cur.words and not self.after_compound:
+                    cur.words.append(value)  # an argument all quoted: nothing in it to check
+                    continue
+                self.word_token(_Word(value, _QUOTED * len(value), found.start("quoted") - 1))
                 continue
             self.i = found.start(kind) if kind else found.end()
             if self.i >= n:
@@ -472,7 +491,11 @@ def _is_named_fd(word: _Word) -> bool:
 def _check_word(word: _Word, *, program: bool = False, assignment_value: bool = False) -> None:
     """Refuse expansions the reader does not model: tildes other than ``~`` and ``~/``, braces, and a
     glob in the program word."""
-    syntax = word.syntax
+    _check_syntax(word.syntax, program=program, assignment_value=assignment_value)
+
+
+def _check_syntax(syntax: str, *, program: bool = False, assignment_value: bool = False) -> None:
+    """:func:`_check_word` on a word's syntax view (a bare word's is its text)."""
     if syntax.startswith("~"):
         rest = syntax[1:]
         if rest and not rest.startswith("/"):
@@ -522,44 +545,61 @@ def parse_plain(
     away_at: list[tuple[int, int]] = []  # … to a folder not known to be inside the launch folder
     here: Path | None = launch  # the folder after the folder changes read so far (None: unknown)
     links_at: list[tuple[int, int]] = []
-    pending: deque[tuple[Part, Stdin, int, int]] = deque()  # part, its input, depth, wrappers around it
+    top: list[Part] = []  # the parts of the text itself, in order
+    acting: list[tuple[int, Stdin]] = []  # those that may act (see programs.may_act): index in top, input
     spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
     folder: Path | None = launch  # where top-level commands run, while it is known
     no_words: frozenset[int] = frozenset()
+    may_act = programs.may_act
+    folder_changers = programs.FOLDER_CHANGERS
+    not_plain_builtin = programs.not_plain_builtin
+    # every check on a command runs before any look inside one (the first reason found stays the same)
     for command in reader.commands:
-        for assignment in command.assignments:
-            name = assignment.split("=", 1)[0].rstrip("+")
-            if not programs.inert_variable(name, inert_names):
-                raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
-        if not command.words and command.assignments:
-            raise NotPlain("an assignment statement")
+        assignments = command.assignments
+        if assignments:
+            for assignment in assignments:
+                name = assignment.split("=", 1)[0].rstrip("+")
+                if not programs.inert_variable(name, inert_names):
+                    raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
+            if not command.words:
+                raise NotPlain("an assignment statement")
         words = tuple(command.words)
-        reason = programs.not_plain_builtin(words)
+        reason = not_plain_builtin(words)
         if reason is not None:
             raise NotPlain(reason)
-        open_words = frozenset(command.open_words) if command.open_words else no_words
         if words:
-            part = Part(
-                words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
+            # (positional: keyword arguments cost more, and a long command has thousands of parts)
+            top.append(
+                Part(
+                    words,
+                    assignments,
+                    False,
+                    None,
+                    None,
+                    command.start,
+                    command.group,
+                    frozenset(command.open_words) if command.open_words else no_words,
+                )
             )
-            pending.append((part, command.stdin, depth, 0))
+            name = words[0].rpartition("/")[2]  # programs.program_name, inlined: thousands of parts
+            if may_act(name):
+                acting.append((len(top) - 1, command.stdin))
         if command.redirects:
             base = str(folder) if folder is not None and folder is not launch else None
             for op, target in command.redirects:
                 _add_redirect(script, op, target, command.start, command.group, base)
         if words:
-            name = words[0].rpartition("/")[2]  # programs.program_name, inlined: thousands of parts
-            if name in programs.FOLDER_CHANGERS:
+            if name in folder_changers:
                 folder = _folder_after(Part(words), folder, launch)
-            elif name in ("echo", "printf"):
+            elif name == "echo" or name == "printf":
                 spoken.append(" ".join(words[1:]))
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
-    while pending:
-        part, stdin, level, wrappers = pending.popleft()
-        script.parts.append(part)
-        if not programs.may_act(part.program.rpartition("/")[2]):  # (program_name, inlined)
-            continue  # no folder change, no link, nothing run inside: most parts
+    pending: deque[tuple[Part, Stdin, int, int]] = deque()  # parts run by others: part, input, depth, wrappers
+
+    def look_inside(part: Part, stdin: Stdin, level: int, wrappers: int) -> None:
+        """What a part that may act does: change folder, make links, run other commands."""
+        nonlocal here
         if programs.changes_folder(part):
             moved_at.append((part.position, part.group))
             # past a few changes the folder is not followed any more (each check resolves links)
@@ -624,6 +664,20 @@ def parse_plain(
             elif isinstance(inner, Opaque):
                 script.parts.append(_opaque(part, inner.reason))
                 script.hidden_texts.extend(inner.texts)
+
+    # the parts in the order they were always listed: the text's own first, each followed by what
+    # it adds at once (a shell's text, something opaque), then the commands wrappers run (breadth first)
+    done = 0
+    for index, stdin in acting:
+        script.parts.extend(top[done : index + 1])
+        done = index + 1
+        look_inside(top[index], stdin, depth, 0)
+    script.parts.extend(top[done:])
+    while pending:
+        part, stdin, level, wrappers = pending.popleft()
+        script.parts.append(part)
+        if programs.may_act(part.program.rpartition("/")[2]):  # (program_name, inlined)
+            look_inside(part, stdin, level, wrappers)
     if any(p.opaque for p in script.parts):
         # something reads commands it was given: deny rules look at every text that could be it
         script.hidden_texts.extend([*reader.texts, *spoken])
