@@ -64,14 +64,17 @@ _OPERATORS = (
 _BLANKS = re.compile(r"(?:[ \t]|\\\n)*")  # blanks and line continuations between words
 _NOT_BLANK = re.compile(r"[^ \t]+")
 _OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
-# A bare word without ~ { } * ? [ ] = needs none of the checks of _check_word, nor the assignment
-# ones: only a keyword starting a command is looked at
-_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[\]=][^ \t\n|&;()<>'\"\\$`~{}*?\[\]=]*"
+# A bare word without { } * ? [ =, nor ~ at its start, needs none of the checks of _check_word, nor
+# the assignment ones: only a keyword starting a command is looked at. (A ~ further in is expanded
+# only after = or : in an assignment, and such a word has a =; a ] is a glob only after a [.)
+_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[=][^ \t\n|&;()<>'\"\\$`{}*?\[=]*"
 # blanks, then: a run of such clean words (the first one apart) separated by blanks, the last one
-# ended by a blank, an operator or the end; or a bare word ended the same way; or an operator; or a
-# new line. Anything else (quotes, backslashes, $, #, a number before a redirection) goes the slow way
+# ended by a blank, an operator or the end, and the separator after it if there is one; or a bare
+# word ended the same way; or an operator; or a new line. Anything else (quotes, backslashes, $, #,
+# a number before a redirection) goes the slow way
 _TOKEN = re.compile(
-    r"(?:[ \t]|\\\n)*(?:(?P<clean>" + _CLEAN + r")(?:[ \t]+" + _CLEAN + r")*(?=[ \t\n|&;()]|$)"
+    r"(?:[ \t]|\\\n)*(?:(?P<run>(?P<clean>" + _CLEAN + r")(?:[ \t]+" + _CLEAN + r")*)(?=[ \t\n|&;()]|$)"
+    r"(?:[ \t]*(?P<sep>\|\||&&|;(?![;&])|\|(?![|&])|\n))?"
     r"|(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
     r"|'(?P<quoted>[^']*)'(?=[ \t\n|&;()<>]|$)"  # a single-quoted word alone: what word() would read
     r"|(?P<op>" + _OPERATOR.pattern + r")|(?P<newline>\n))?"
@@ -149,6 +152,22 @@ class PlainScript:
 
 class _Reader:
     """One pass over the text; raises NotPlain at the first construct outside the grammar."""
+
+    __slots__ = (
+        "after_compound",
+        "commands",
+        "cur",
+        "group",
+        "group_redirects",
+        "heredocs",
+        "i",
+        "need_command",
+        "pipe_next",
+        "since_open",
+        "stack",
+        "text",
+        "texts",
+    )
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -278,21 +297,44 @@ class _Reader:
             found = token(text, self.i)
             assert found is not None  # every alternative can match the empty string
             kind = found.lastgroup
-            if kind == "clean":
+            if kind == "run" or kind == "sep":
                 self.i = found.end("clean")
                 value = found.group("clean")
                 cur = self.cur
                 if cur is None or self.after_compound:
                     if cur is None and value in _KEYWORDS:
-                        self.word_token(_Word(value, value, found.start("clean")))
+                        self.keyword(value)
                         continue  # the words after it are read again, next time round
-                    cur = self.command()
+                    if cur is None and not self.after_compound:  # what command() does, inlined
+                        cur = self.cur = _Command(self.i, self.group)
+                        if self.pipe_next:
+                            if self.commands and self.commands[-1].group == self.group:
+                                cur.stdin = _PIPE
+                            self.pipe_next = False
+                    else:
+                        cur = self.command()
                 words = cur.words
                 words.append(value)
-                end = found.end()
+                end = found.end("run")
                 if end > self.i:  # the other words of the run: arguments, nothing to check
                     words.extend(not_blank(text, self.i, end))
                     self.i = end
+                if kind == "sep":  # what separator() does after a command, inlined
+                    self.i = found.end()
+                    op = found.group("sep")
+                    self.commands.append(cur)
+                    self.cur = None
+                    self.since_open += 1
+                    self.after_compound = False
+                    if op == "|":
+                        self.pipe_next = True
+                        self.need_command = True
+                    else:
+                        self.group += 1
+                        self.pipe_next = False
+                        self.need_command = op != ";" and op != "\n"
+                        if op == "\n" and self.heredocs:
+                            self.read_heredocs()
                 continue
             if kind == "op":
                 self.i = found.end()
@@ -419,36 +461,40 @@ class _Reader:
         elif op in ("<", "<>", "<&") and self.cur is not None and self.cur.stdin.kind != "text":
             self.cur.stdin = _FILE
 
-    def word_token(self, word: _Word) -> None:
-        if self.cur is None and not word.quoted:
-            keyword = word.value
-            if keyword in _UNSUPPORTED_KEYWORDS:
-                raise NotPlain(f"a {keyword} construct")
-            if keyword == "!":
-                if self.after_compound:
-                    raise NotPlain("! after a closing word")
-                return
-            if keyword in ("{", "if", "while", "until"):
-                if self.after_compound:
-                    raise NotPlain(f"{keyword} after a closing word")
-                self.stack.append(_OPENERS.get(keyword, "{"))
-                self.need_command = False
+    def keyword(self, keyword: str) -> bool:
+        """Read a word starting a command, unquoted, as a keyword; False when it is none."""
+        if keyword in _UNSUPPORTED_KEYWORDS:
+            raise NotPlain(f"a {keyword} construct")
+        if keyword == "!":
+            if self.after_compound:
+                raise NotPlain("! after a closing word")
+            return True
+        if keyword in ("{", "if", "while", "until"):
+            if self.after_compound:
+                raise NotPlain(f"{keyword} after a closing word")
+            self.stack.append(_OPENERS.get(keyword, "{"))
+            self.need_command = False
+            self.since_open = 0
+            return True
+        if keyword in _CLOSERS:
+            if not self.stack or self.stack[-1] not in _CLOSERS[keyword]:
+                raise NotPlain(f"an unexpected {keyword}")
+            if not self.since_open or self.need_command:
+                raise NotPlain(f"{keyword} without a command before it")
+            self.stack.pop()
+            following = _CONTINUES.get(keyword)
+            if following is not None:
+                self.stack.append(following)
                 self.since_open = 0
-                return
-            if keyword in _CLOSERS:
-                if not self.stack or self.stack[-1] not in _CLOSERS[keyword]:
-                    raise NotPlain(f"an unexpected {keyword}")
-                if not self.since_open or self.need_command:
-                    raise NotPlain(f"{keyword} without a command before it")
-                self.stack.pop()
-                following = _CONTINUES.get(keyword)
-                if following is not None:
-                    self.stack.append(following)
-                    self.since_open = 0
-                else:
-                    self.after_compound = True
-                    self.since_open = 1
-                return
+            else:
+                self.after_compound = True
+                self.since_open = 1
+            return True
+        return False
+
+    def word_token(self, word: _Word) -> None:
+        if self.cur is None and not word.quoted and self.keyword(word.value):
+            return
         command = self.command()
         if not command.words:
             match = _ASSIGNMENT.match(word.syntax)
