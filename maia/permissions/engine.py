@@ -422,6 +422,29 @@ class _Index:
             )
         return known or (bool(part.assignments) and part.assignments[0].partition(" ")[0] in by_word)
 
+    def may_match_all(self, parts: Iterable[Part]) -> list[Part]:
+        """The parts :meth:`may_match` keeps, in order (one call for thousands of parts)."""
+        if self.bare is not None or self.wild:
+            return list(parts)
+        by_word = self.by_word
+        heads = self.heads
+        kept: list[Part] = []
+        for part in parts:
+            words = part.words
+            if not words:
+                kept.append(part)
+                continue
+            program = words[0]
+            known = heads.get(program)
+            if known is None:
+                known = heads[program] = (
+                    program.partition(" ")[0] in by_word
+                    or programs.program_name(program).partition(" ")[0] in by_word
+                )
+            if known or (part.assignments and part.assignments[0].partition(" ")[0] in by_word):
+                kept.append(part)
+        return kept
+
     def first(self, texts: Sequence[str]) -> Rule | None:
         if self.bare is not None:
             return self.bare
@@ -608,15 +631,13 @@ def _deny_or_ask(
     if found_at is None:
         found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = {}
-    whole = " ".join(command.split())
+    whole: str | None = None  # the command on one line (a rule may name a whole compound command)
     writes = _writes(keys.values(), cwd, known_writes)
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
         index = _Index.of(r for r in family if r.tool == "Bash")
         if index:
-            for part in keys.values():
-                if not index.may_match(part):
-                    continue
+            for part in index.may_match_all(keys.values()):
                 texts = deny_forms(part)
                 rule = index.first(texts)
                 if rule is not None:
@@ -627,6 +648,8 @@ def _deny_or_ask(
                     return Decision(
                         verdict, rule.text, reason.format(family=verdict.value, rule=rule.text, part=_show(texts[0]))
                     )
+            if whole is None:
+                whole = " ".join(command.split())
             rule = index.first([whole])
             if rule is not None:
                 return Decision(
@@ -716,11 +739,16 @@ def _writes(
     by_name = tables.BY_NAME
     if known is None:
         known = {}  # many parts repeat the same words
+    writers: dict[str, bool] = {}  # by program word: whether its table says what it writes
     for part in parts:
         if part.opaque or not part.words:
             continue
-        table = by_name.get(part.words[0].rpartition("/")[2])  # (program_name, inlined)
-        if table is None or table.writes is None:
+        program = part.words[0]
+        writes = writers.get(program)
+        if writes is None:
+            table = by_name.get(program.rpartition("/")[2])  # (program_name, inlined)
+            writes = writers[program] = table is not None and table.writes is not None
+        if not writes:
             continue
         targets = known.get(part.words)
         if targets is None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from maia.permissions import programs
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.programs import Argv, Opaque, Script, Stdin
+from maia.permissions.programs import Argv, Inner, Opaque, Script, Stdin
 
 MAX_DEPTH = 8
 MAX_WRAPPERS = 16
@@ -642,6 +642,7 @@ def parse_plain(
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
     pending: deque[tuple[Part, Stdin, int, int]] = deque()  # parts run by others: part, input, depth, wrappers
+    runs: dict[tuple[tuple[str, ...], Stdin], list[Inner]] = {}  # inner_commands of the same words and input
 
     def look_inside(part: Part, stdin: Stdin, level: int, wrappers: int) -> None:
         """What a part that may act does: change folder, make links, run other commands."""
@@ -654,7 +655,10 @@ def parse_plain(
                 away_at.append((part.position, part.group))
         if programs.may_create_links(part):
             links_at.append((part.position, part.group))
-        for inner in programs.inner_commands(part.words, stdin):
+        inners = runs.get((part.words, stdin))
+        if inners is None:
+            inners = runs[part.words, stdin] = programs.inner_commands(part.words, stdin)
+        for inner in inners:
             if isinstance(inner, Argv):
                 for assignment in inner.assignments:
                     name = assignment.split("=", 1)[0]
