@@ -67,14 +67,17 @@ _OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
 # A bare word without { } * ? [ =, nor ~ at its start, needs none of the checks of _check_word, nor
 # the assignment ones: only a keyword starting a command is looked at. (A ~ further in is expanded
 # only after = or : in an assignment, and such a word has a =; a ] is a glob only after a [.)
-_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[=][^ \t\n|&;()<>'\"\\$`{}*?\[=]*"
-# blanks, then: a run of such clean words (the first one apart) separated by blanks, the last one
-# ended by a blank, an operator or the end, and the separator after it if there is one; or a bare
-# word ended the same way; or an operator; or a new line. Anything else (quotes, backslashes, $, #,
-# a number before a redirection) goes the slow way
+_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[=][^ \t\n|&;()<>'\"\\$`{}*?\[=]*+"
+_ENDS = r"(?=[ \t\n|&;()]|$)"  # what may follow a word read whole
+# blanks, then: a run of such clean words (the first one apart) separated by blanks, each ended by a
+# blank, an operator or the end, and the separator after the run if there is one; or a bare word
+# ended the same way; or an operator; or a new line. Anything else (quotes, backslashes, $, #, a
+# number before a redirection) goes the slow way. The quantifiers are possessive where giving text
+# back could never lead to another match (a clean word is followed by a character it cannot hold):
+# the engine keeps no backtracking points
 _TOKEN = re.compile(
-    r"(?:[ \t]|\\\n)*(?:(?P<run>(?P<clean>" + _CLEAN + r")(?:[ \t]+" + _CLEAN + r")*)(?=[ \t\n|&;()]|$)"
-    r"(?:[ \t]*(?P<sep>\|\||&&|;(?![;&])|\|(?![|&])|\n))?"
+    r"(?:[ \t]|\\\n)*+(?:(?P<run>(?P<clean>" + _CLEAN + r")" + _ENDS + r"(?:[ \t]++" + _CLEAN + _ENDS + r")*+)"
+    r"(?:[ \t]*+(?P<sep>\|\||&&|;(?![;&])|\|(?![|&])|\n))?"
     r"|(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
     r"|'(?P<quoted>[^']*)'(?=[ \t\n|&;()<>]|$)"  # a single-quoted word alone: what word() would read
     r"|(?P<op>" + _OPERATOR.pattern + r")|(?P<newline>\n))?"
@@ -298,8 +301,8 @@ class _Reader:
             assert found is not None  # every alternative can match the empty string
             kind = found.lastgroup
             if kind == "run" or kind == "sep":
+                value, run, op = found.group("clean", "run", "sep")
                 self.i = found.end("clean")
-                value = found.group("clean")
                 cur = self.cur
                 if cur is None or self.after_compound:
                     if cur is None and value in _KEYWORDS:
@@ -313,15 +316,14 @@ class _Reader:
                             self.pipe_next = False
                     else:
                         cur = self.command()
-                words = cur.words
-                words.append(value)
-                end = found.end("run")
-                if end > self.i:  # the other words of the run: arguments, nothing to check
-                    words.extend(not_blank(text, self.i, end))
-                    self.i = end
-                if kind == "sep":  # what separator() does after a command, inlined
+                if len(run) == len(value):  # (the run starts with the first word)
+                    cur.words.append(value)
+                else:  # the other words of the run: arguments, nothing to check
+                    cur.words.extend(not_blank(run))
+                if op is None:
+                    self.i = found.end("run")
+                else:  # what separator() does after a command, inlined
                     self.i = found.end()
-                    op = found.group("sep")
                     self.commands.append(cur)
                     self.cur = None
                     self.since_open += 1
