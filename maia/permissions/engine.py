@@ -27,7 +27,7 @@ from maia.i18n import _
 from maia.permissions import programs, tables
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.paths import ProtectedAreas, locations, names_area, path_matches, protected
+from maia.permissions.paths import Folders, ProtectedAreas, locations, names_area, path_matches, protected
 from maia.permissions.plain import NotPlain, PlainScript, parse_plain
 from maia.permissions.rules import BashPattern, Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
 from maia.permissions.subject import (
@@ -438,8 +438,7 @@ class _Index:
             known = heads.get(program)
             if known is None:
                 known = heads[program] = (
-                    program.partition(" ")[0] in by_word
-                    or programs.program_name(program).partition(" ")[0] in by_word
+                    program.partition(" ")[0] in by_word or programs.program_name(program).partition(" ")[0] in by_word
                 )
             if known or (part.assignments and part.assignments[0].partition(" ")[0] in by_word):
                 kept.append(part)
@@ -630,7 +629,7 @@ def _deny_or_ask(
     file_redirects = _file_redirects(redirects)
     if found_at is None:
         found_at = {}  # each target's locations, resolved once per decision
-    folders: dict[str, str] = {}
+    folders: dict[str, str] = Folders()
     whole: str | None = None  # the command on one line (a rule may name a whole compound command)
     writes = _writes(keys.values(), cwd, known_writes)
     for verdict in (Verdict.DENY, Verdict.ASK):
@@ -932,7 +931,7 @@ def _bash_allow(
     if reading is not None:
         return reading
     allowing = _redirect_rules(ruleset.allow)
-    folders: dict[str, str] = {}  # resolved folders, for this decision only
+    folders: dict[str, str] = Folders()  # resolved folders, for this decision only
     if found_at is None:
         found_at = {}
     areas = ProtectedAreas(cwd)  # read once for this decision
