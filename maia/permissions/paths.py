@@ -138,9 +138,9 @@ class _PathRule:
 
     __slots__ = ("fold", "lexical", "real")
 
-    def __init__(self, pattern: str, cwd: str) -> None:
+    def __init__(self, pattern: str, cwd: str, fold: bool) -> None:
         lexical_base, real_base = _bases(cwd)
-        self.fold = case_insensitive(real_base)
+        self.fold = fold
         self.lexical = self._side(_pattern_at(pattern, lexical_base))
         self.real = self._side(_pattern_at(pattern, real_base))
 
@@ -165,8 +165,8 @@ class _PathRule:
 
 
 @functools.lru_cache(maxsize=4096)
-def _path_rule(pattern: str, cwd: str) -> _PathRule:
-    return _PathRule(pattern, cwd)
+def _path_rule(pattern: str, cwd: str, fold: bool) -> _PathRule:
+    return _PathRule(pattern, cwd, fold)
 
 
 def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None) -> bool:
@@ -178,7 +178,8 @@ def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where:
     :func:`locations` of ``value`` when the caller already has it.
     """
     lexical, real = where if where is not None else locations(value, cwd)
-    return _path_rule(pattern, str(cwd)).matches(lexical, real, for_allow)
+    folder = str(cwd)
+    return _path_rule(pattern, folder, case_insensitive(_bases(folder)[1])).matches(lexical, real, for_allow)
 
 
 # --- protected paths ---------------------------------------------------------------------------------
