@@ -466,6 +466,30 @@ class _Index:
         return None
 
 
+_HEAD_WORDS = 16
+
+
+def _whole_may_match(index: _Index, command: str) -> bool:
+    """False when no rule of ``index`` can match the command on one line (``index.first([whole])``),
+    judged from its first words: a long command is not joined for nothing."""
+    if index.bare is not None or index.wild:
+        return True
+    words = command.split(None, _HEAD_WORDS)
+    candidates = index.by_word.get(words[0] if words else "")
+    if not candidates:
+        return False
+    more = len(words) > _HEAD_WORDS  # then the start below is followed by a blank and more words
+    start = " ".join(words[:_HEAD_WORDS])
+    for _rule, pattern in candidates:
+        for form in pattern.forms:
+            # every match starts with the text before the first * of the pattern, or of the pattern
+            # without its final " *" (which also matches)
+            for fixed in (form.pieces[0],) if form.head is None else (form.pieces[0], form.head[0]):
+                if start.startswith(fixed) or (more and fixed.startswith(start)):
+                    return True
+    return False
+
+
 def _text(words: Sequence[str], assignments: Sequence[str] = ()) -> str:
     return " ".join([*assignments, *words])
 
@@ -505,6 +529,9 @@ def allow_forms(part: Part, cwd: Path) -> list[str]:
         variants.append((base, *words[1:]))
     for variant in list(variants):
         variants.extend(programs.subcommand_forms(variant, for_allow=True, launch=cwd))
+    if len(variants) == 1:  # (ls -la…: what the fast path above gives)
+        text = " ".join(words)
+        return [text, " ".join([*part.assignments, *words])] if part.assignments else [text]
     forms: list[str] = []
     for variant in variants:
         forms.append(_text(variant))
@@ -647,9 +674,11 @@ def _deny_or_ask(
                     return Decision(
                         verdict, rule.text, reason.format(family=verdict.value, rule=rule.text, part=_show(texts[0]))
                     )
-            if whole is None:
-                whole = " ".join(command.split())
-            rule = index.first([whole])
+            rule = None
+            if _whole_may_match(index, command):
+                if whole is None:
+                    whole = " ".join(command.split())
+                rule = index.first([whole])
             if rule is not None:
                 return Decision(
                     verdict,
