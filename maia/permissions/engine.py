@@ -624,7 +624,8 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
             doubt=watching,
             unreadable=True,
         )
-    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes)
+    # (the deny reading, when there was one, read the written files of all its parts: the plain ones too)
+    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes, writes_complete=watching)
 
 
 def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
@@ -769,14 +770,14 @@ def _writes(
         known = {}  # many parts repeat the same words
     writers: dict[str, bool] = {}  # by program word: whether its table says what it writes
     for part in parts:
-        if part.opaque or not part.words:
+        words = part.words
+        if not words:
             continue
-        program = part.words[0]
-        writes = writers.get(program)
+        writes = writers.get(words[0])
         if writes is None:
-            table = by_name.get(program.rpartition("/")[2])  # (program_name, inlined)
-            writes = writers[program] = table is not None and table.writes is not None
-        if not writes:
+            table = by_name.get(words[0].rpartition("/")[2])  # (program_name, inlined)
+            writes = writers[words[0]] = table is not None and table.writes is not None
+        if not writes or part.opaque:
             continue
         targets = known.get(part.words)
         if targets is None:
@@ -894,6 +895,8 @@ def _bash_allow(
     watching: bool,
     found_at: dict[str, tuple[str, str]] | None = None,
     known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
+    *,
+    writes_complete: bool = False,  # known_writes holds the targets of every part of plain that has any
 ) -> Decision:
     index = _Index.of(r for r in ruleset.allow if r.tool == "Bash")
     if not index:
@@ -909,9 +912,10 @@ def _bash_allow(
             key: tuple[Any, ...] = (*part.key(), part.folder_moved, part.open_words)
         else:
             key = part.words
-        if key in seen:
+        count = len(seen)
+        seen.add(key)  # (one hash of the key, not two: it is a tuple)
+        if len(seen) == count:
             continue
-        seen.add(key)
         if part.opaque:
             return _ask(
                 _("{why}: what runs cannot be checked, ask").format(why=part.why or part.via or "?"), doubt=watching
@@ -964,7 +968,11 @@ def _bash_allow(
     if found_at is None:
         found_at = {}
     areas = ProtectedAreas(cwd)  # read once for this decision
-    written = _writes(plain.parts, cwd, known_writes)
+    if writes_complete and known_writes is not None and not any(known_writes.values()):
+        # the deny reading read the files every part writes (its parts hold the plain ones): none
+        written: list[tuple[Part, tables.Target]] = []
+    else:
+        written = _writes(plain.parts, cwd, known_writes)
     if written:
         refused = _writes_allowed(plain, written, allowing, areas, cwd, watching, folders, used)
         if refused is not None:
