@@ -318,8 +318,10 @@ class _Reader:
                         cur = self.command()
                 if len(run) == len(value):  # (the run starts with the first word)
                     cur.words.append(value)
-                else:  # the other words of the run: arguments, nothing to check
+                elif "\t" in run or "  " in run:  # the other words of the run: arguments, nothing to check
                     cur.words.extend(not_blank(run))
+                else:  # (words one blank apart: cut at the blanks)
+                    cur.words.extend(run.split(" "))
                 if op is None:
                     self.i = found.end("run")
                 else:  # what separator() does after a command, inlined
@@ -644,7 +646,7 @@ def parse_plain(
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
     pending: deque[tuple[Part, Stdin, int, int]] = deque()  # parts run by others: part, input, depth, wrappers
-    runs: dict[tuple[tuple[str, ...], Stdin], list[Inner]] = {}  # inner_commands of the same words and input
+    runs: dict[tuple[tuple[str, ...], str, str], list[Inner]] = {}  # inner_commands of the same words and input
 
     def look_inside(part: Part, stdin: Stdin, level: int, wrappers: int) -> None:
         """What a part that may act does: change folder, make links, run other commands."""
@@ -657,9 +659,10 @@ def parse_plain(
                 away_at.append((part.position, part.group))
         if programs.may_create_links(part):
             links_at.append((part.position, part.group))
-        inners = runs.get((part.words, stdin))
+        key = (part.words, stdin.kind, stdin.text)  # (the fields: a dataclass's hash is a Python call)
+        inners = runs.get(key)
         if inners is None:
-            inners = runs[part.words, stdin] = programs.inner_commands(part.words, stdin)
+            inners = runs[key] = programs.inner_commands(part.words, stdin)
         for inner in inners:
             if isinstance(inner, Argv):
                 for assignment in inner.assignments:
