@@ -597,7 +597,7 @@ def parse_plain(
     links_at: list[tuple[int, int]] = []
     top: list[Part] = []  # the parts of the text itself, in order
     acting: list[tuple[int, Stdin]] = []  # those that may act (see programs.may_act): index in top, input
-    spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
+    spoken: list[tuple[str, ...]] = []  # what echo and printf print (words): a shell reading a pipe may run it
     folder: Path | None = launch  # where top-level commands run, while it is known
     no_words: frozenset[int] = frozenset()
     may_act = programs.may_act
@@ -642,7 +642,7 @@ def parse_plain(
             if name in folder_changers:
                 folder = _folder_after(Part(words), folder, launch)
             elif name == "echo" or name == "printf":
-                spoken.append(" ".join(words[1:]))
+                spoken.append(words)  # (joined only if something opaque reads them)
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
     pending: deque[tuple[Part, Stdin, int, int]] = deque()  # parts run by others: part, input, depth, wrappers
@@ -735,7 +735,7 @@ def parse_plain(
             look_inside(part, stdin, level, wrappers)
     if any(p.opaque for p in script.parts):
         # something reads commands it was given: deny rules look at every text that could be it
-        script.hidden_texts.extend([*reader.texts, *spoken])
+        script.hidden_texts.extend([*reader.texts, *(" ".join(words[1:]) for words in spoken)])
     away, moved, links = _Events(away_at), _Events(moved_at), _Events(links_at)
     if away.first is not None:  # else nothing moved: every part stays as it is
         script.parts = [_mark_moved(p, away) for p in script.parts]
