@@ -115,7 +115,10 @@ def main() -> None:
     ]
     print(f"permission decisions, uncached, thread CPU time over {runs} interleaved rounds (median / min)")
     print("reference: tree-sitter's parse alone of the same text, in the same rounds")
-    print(f"  {'case':<42} {'bytes':>8} {'median':>9} {'min':>8} {'target':>7} {'reference':>17} {'verdict':>8}")
+    print(
+        f"  {'case':<42} {'bytes':>8} {'median':>9} {'min':>8} {'target':>7} {'reference':>17} {'ratio':>6} "
+        f"{'verdict':>8}"
+    )
     for label, command, target, expected in cases:
 
         def decide(command: str = command) -> str:
@@ -131,7 +134,7 @@ def main() -> None:
         state = "ok" if median <= target and verdict == expected else "OVER" if verdict == expected else "WRONG"
         print(
             f"  {label:<42} {len(command):>8,} {median:>7.2f}ms {least:>6.2f}ms {target:>5.0f}ms "
-            f"{reference:>7.2f}/{reference_least:>5.2f}ms {verdict:>8} {state}"
+            f"{reference:>7.2f}/{reference_least:>5.2f}ms {median / reference:>5.2f}x {verdict:>8} {state}"
         )
 
 
