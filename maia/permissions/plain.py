@@ -80,7 +80,14 @@ _TOKEN = re.compile(
     r"(?:[ \t]*+(?P<sep>\|\||&&|;(?![;&])|\|(?![|&])|\n))?"
     r"|(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
     r"|'(?P<quoted>[^']*)'(?=[ \t\n|&;()<>]|$)"  # a single-quoted word alone: what word() would read
-    r"|(?P<op>" + _OPERATOR.pattern + r")|(?P<newline>\n))?"
+    # an output redirection to a clean word: what operator() and word() would read
+    r"|(?P<out>>>|>\||>)(?:[ \t]|\\\n)*+(?P<target>"
+    + _CLEAN
+    + r")"
+    + _ENDS
+    + r"|(?P<op>"
+    + _OPERATOR.pattern
+    + r")|(?P<newline>\n))?"
 )
 _REDIRECTS = frozenset({">", ">>", ">|", "<", "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<"})
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -347,6 +354,16 @@ class _Reader:
                     self.separator(op)
                 else:
                     self.operator(op)
+                continue
+            if kind == "target":
+                op, value = found.group("out", "target")
+                self.i = found.end()
+                target = _Word(value, value, found.start("target"))
+                if self.after_compound:
+                    self.group_redirects.append((op, target, target.start))
+                else:
+                    command = self.command()
+                    command.redirects += ((op, target),)
                 continue
             if kind == "newline":
                 self.i = found.end()
