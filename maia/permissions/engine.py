@@ -545,11 +545,17 @@ def _redirect_rules(family: Sequence[Rule]) -> list[Rule]:
 
 
 def _redirect_matches(
-    rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None
+    rule: Rule,
+    redirect: Redirect,
+    cwd: Path,
+    *,
+    for_allow: bool,
+    where: tuple[str, str] | None = None,
+    dynamic: bool | None = None,  # redirect.dynamic, when the caller has it
 ) -> bool:
     if rule.pattern is None:
         return True
-    if redirect.dynamic:
+    if redirect.dynamic if dynamic is None else dynamic:
         return False
     return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow, where=where)
 
@@ -655,6 +661,7 @@ def _deny_or_ask(
         # most parts have words only: the words are the key (a tuple of strings never equals a key())
         keys.setdefault(part.words if not part.assignments and not part.opaque else part.key(), part)
     file_redirects = _file_redirects(redirects)
+    dynamics = [redirect.dynamic for redirect in file_redirects]  # (a pattern search each: once)
     if found_at is None:
         found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = Folders()
@@ -702,16 +709,21 @@ def _deny_or_ask(
                         ),
                     )
         for rule in _redirect_rules(family):
-            for redirect in file_redirects:
+            for redirect, dynamic in zip(file_redirects, dynamics, strict=True):
                 where = None
-                if not redirect.dynamic:
+                if not dynamic:
                     where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
                     found_at[redirect.target] = where
                 moved = redirect.base is not None and not redirect.target.startswith(("/", "~"))
-                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where) or (
+                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where, dynamic=dynamic) or (
                     moved
                     and _redirect_matches(
-                        rule, redirect, cwd, for_allow=False, where=locations(f"{redirect.base}/{redirect.target}", cwd)
+                        rule,
+                        redirect,
+                        cwd,
+                        for_allow=False,
+                        where=locations(f"{redirect.base}/{redirect.target}", cwd),
+                        dynamic=dynamic,
                     )
                 ):
                     return Decision(
@@ -995,7 +1007,10 @@ def _bash_allow(
         where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
         found_at[redirect.target] = where
         area = areas.reached(*where)
-        candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where)]
+        dynamic = redirect.dynamic
+        candidates = [
+            r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where, dynamic=dynamic)
+        ]
         if area is not None:
             candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]
             if not candidates:
