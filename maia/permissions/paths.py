@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -113,6 +114,11 @@ def _is_link(path: str, folder: str, name: str, folders: dict[str, str]) -> bool
 _UNLISTED: frozenset[str] = frozenset({"/"})  # (no name holds a /)
 
 
+# a relative path that normalising leaves as it is: names of non-blank ends, neither . nor .., one /
+# apart, no ~ to expand (an absolute launch folder is put before it as it is)
+_PLAIN_RELATIVE = re.compile(r"(?!\.\.?(?:/|$))[^/\s~][^/]*(?<!\s)(?:/(?!\.\.?(?:/|$))[^/]+)*(?<!\s)")
+
+
 def locations(value: str, cwd: Path, folders: dict[str, str] | None = None) -> tuple[str, str]:
     """(the path as written, normalised; the path links resolved), both absolute.
 
@@ -120,7 +126,11 @@ def locations(value: str, cwd: Path, folders: dict[str, str] | None = None) -> t
     a folder; resolving walks every component), never longer: links may appear between decisions.
     A :class:`Folders` also lists the folders many targets share, rather than looking each up.
     """
-    lexical = normalise_user_path(value, _bases(str(cwd))[0])
+    base = _bases(str(cwd))[0]
+    if _PLAIN_RELATIVE.fullmatch(value) and base.startswith("/") and not base.startswith("//") and len(base) > 1:
+        lexical = base + "/" + value  # what normalise_user_path gives such a path (most targets)
+    else:
+        lexical = normalise_user_path(value, base)
     if folders is None:
         return lexical, os.path.realpath(lexical)
     parent, _slash, name = lexical.rpartition("/")
