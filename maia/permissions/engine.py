@@ -13,6 +13,7 @@ address) or simply from no rule covering the call.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,7 +27,7 @@ from maia.i18n import _
 from maia.permissions import programs, tables
 from maia.permissions.bash import analyze
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.paths import ProtectedAreas, locations, names_area, path_matches, protected
+from maia.permissions.paths import Folders, ProtectedAreas, locations, names_area, path_matches, protected
 from maia.permissions.plain import NotPlain, PlainScript, parse_plain
 from maia.permissions.rules import BashPattern, Rule, RuleSet, Verdict, as_ruleset, bash_pattern, wildcard
 from maia.permissions.subject import (
@@ -44,6 +45,7 @@ _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_COMMAND = 1_000_000  # longer commands are not read at all: ask
 TREE_READING_LIMIT = 20_000  # plain commands up to this size are also read by tree-sitter, for deny
 _WRITE_RULES = frozenset({"Write", "Edit"})
+_LONG_COMMAND = 8192  # from this size on, a Bash decision runs without the cycle collector
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +105,16 @@ def judge(tool_name: str, subject: Subject, ruleset: RuleSet, cwd: Path) -> Deci
     if isinstance(subject, CommandSubject):
         if not isinstance(subject.command, str):
             return Decision(Verdict.ASK, None, _("no command to check"))
-        return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        if len(subject.command) < _LONG_COMMAND or not gc.isenabled():
+            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        # a long command makes tens of thousands of small objects, all freed when the decision is
+        # made (no cycles): the cycle collector would only walk them again and again, and promote
+        # them, making the next full collection of the whole process longer
+        gc.disable()
+        try:
+            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+        finally:
+            gc.enable()
     if isinstance(subject, PathSubject):
         return _path(tool_name, subject, ruleset, cwd)
     if isinstance(subject, UrlSubject):
@@ -411,6 +422,28 @@ class _Index:
             )
         return known or (bool(part.assignments) and part.assignments[0].partition(" ")[0] in by_word)
 
+    def may_match_all(self, parts: Iterable[Part]) -> list[Part]:
+        """The parts :meth:`may_match` keeps, in order (one call for thousands of parts)."""
+        if self.bare is not None or self.wild:
+            return list(parts)
+        by_word = self.by_word
+        heads = self.heads
+        kept: list[Part] = []
+        for part in parts:
+            words = part.words
+            if not words:
+                kept.append(part)
+                continue
+            program = words[0]
+            known = heads.get(program)
+            if known is None:
+                known = heads[program] = (
+                    program.partition(" ")[0] in by_word or programs.program_name(program).partition(" ")[0] in by_word
+                )
+            if known or (part.assignments and part.assignments[0].partition(" ")[0] in by_word):
+                kept.append(part)
+        return kept
+
     def first(self, texts: Sequence[str]) -> Rule | None:
         if self.bare is not None:
             return self.bare
@@ -431,6 +464,30 @@ class _Index:
             if found is not None:
                 return found
         return None
+
+
+_HEAD_WORDS = 16
+
+
+def _whole_may_match(index: _Index, command: str) -> bool:
+    """False when no rule of ``index`` can match the command on one line (``index.first([whole])``),
+    judged from its first words: a long command is not joined for nothing."""
+    if index.bare is not None or index.wild:
+        return True
+    words = command.split(None, _HEAD_WORDS)
+    candidates = index.by_word.get(words[0] if words else "")
+    if not candidates:
+        return False
+    more = len(words) > _HEAD_WORDS  # then the start below is followed by a blank and more words
+    start = " ".join(words[:_HEAD_WORDS])
+    for _rule, pattern in candidates:
+        for form in pattern.forms:
+            # every match starts with the text before the first * of the pattern, or of the pattern
+            # without its final " *" (which also matches)
+            for fixed in (form.pieces[0],) if form.head is None else (form.pieces[0], form.head[0]):
+                if start.startswith(fixed) or (more and fixed.startswith(start)):
+                    return True
+    return False
 
 
 def _text(words: Sequence[str], assignments: Sequence[str] = ()) -> str:
@@ -472,6 +529,9 @@ def allow_forms(part: Part, cwd: Path) -> list[str]:
         variants.append((base, *words[1:]))
     for variant in list(variants):
         variants.extend(programs.subcommand_forms(variant, for_allow=True, launch=cwd))
+    if len(variants) == 1:  # (ls -la…: what the fast path above gives)
+        text = " ".join(words)
+        return [text, " ".join([*part.assignments, *words])] if part.assignments else [text]
     forms: list[str] = []
     for variant in variants:
         forms.append(_text(variant))
@@ -485,11 +545,17 @@ def _redirect_rules(family: Sequence[Rule]) -> list[Rule]:
 
 
 def _redirect_matches(
-    rule: Rule, redirect: Redirect, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None
+    rule: Rule,
+    redirect: Redirect,
+    cwd: Path,
+    *,
+    for_allow: bool,
+    where: tuple[str, str] | None = None,
+    dynamic: bool | None = None,  # redirect.dynamic, when the caller has it
 ) -> bool:
     if rule.pattern is None:
         return True
-    if redirect.dynamic:
+    if redirect.dynamic if dynamic is None else dynamic:
         return False
     return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow, where=where)
 
@@ -564,7 +630,8 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
             doubt=watching,
             unreadable=True,
         )
-    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes)
+    # (the deny reading, when there was one, read the written files of all its parts: the plain ones too)
+    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes, writes_complete=watching)
 
 
 def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
@@ -594,18 +661,17 @@ def _deny_or_ask(
         # most parts have words only: the words are the key (a tuple of strings never equals a key())
         keys.setdefault(part.words if not part.assignments and not part.opaque else part.key(), part)
     file_redirects = _file_redirects(redirects)
+    dynamics = [redirect.dynamic for redirect in file_redirects]  # (a pattern search each: once)
     if found_at is None:
         found_at = {}  # each target's locations, resolved once per decision
-    folders: dict[str, str] = {}
-    whole = " ".join(command.split())
+    folders: dict[str, str] = Folders()
+    whole: str | None = None  # the command on one line (a rule may name a whole compound command)
     writes = _writes(keys.values(), cwd, known_writes)
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
         index = _Index.of(r for r in family if r.tool == "Bash")
         if index:
-            for part in keys.values():
-                if not index.may_match(part):
-                    continue
+            for part in index.may_match_all(keys.values()):
                 texts = deny_forms(part)
                 rule = index.first(texts)
                 if rule is not None:
@@ -616,7 +682,11 @@ def _deny_or_ask(
                     return Decision(
                         verdict, rule.text, reason.format(family=verdict.value, rule=rule.text, part=_show(texts[0]))
                     )
-            rule = index.first([whole])
+            rule = None
+            if _whole_may_match(index, command):
+                if whole is None:
+                    whole = " ".join(command.split())
+                rule = index.first([whole])
             if rule is not None:
                 return Decision(
                     verdict,
@@ -639,16 +709,21 @@ def _deny_or_ask(
                         ),
                     )
         for rule in _redirect_rules(family):
-            for redirect in file_redirects:
+            for redirect, dynamic in zip(file_redirects, dynamics, strict=True):
                 where = None
-                if not redirect.dynamic:
+                if not dynamic:
                     where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
                     found_at[redirect.target] = where
                 moved = redirect.base is not None and not redirect.target.startswith(("/", "~"))
-                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where) or (
+                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where, dynamic=dynamic) or (
                     moved
                     and _redirect_matches(
-                        rule, redirect, cwd, for_allow=False, where=locations(f"{redirect.base}/{redirect.target}", cwd)
+                        rule,
+                        redirect,
+                        cwd,
+                        for_allow=False,
+                        where=locations(f"{redirect.base}/{redirect.target}", cwd),
+                        dynamic=dynamic,
                     )
                 ):
                     return Decision(
@@ -705,11 +780,16 @@ def _writes(
     by_name = tables.BY_NAME
     if known is None:
         known = {}  # many parts repeat the same words
+    writers: dict[str, bool] = {}  # by program word: whether its table says what it writes
     for part in parts:
-        if part.opaque or not part.words:
+        words = part.words
+        if not words:
             continue
-        table = by_name.get(part.words[0].rpartition("/")[2])  # (program_name, inlined)
-        if table is None or table.writes is None:
+        writes = writers.get(words[0])
+        if writes is None:
+            table = by_name.get(words[0].rpartition("/")[2])  # (program_name, inlined)
+            writes = writers[words[0]] = table is not None and table.writes is not None
+        if not writes or part.opaque:
             continue
         targets = known.get(part.words)
         if targets is None:
@@ -827,6 +907,8 @@ def _bash_allow(
     watching: bool,
     found_at: dict[str, tuple[str, str]] | None = None,
     known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
+    *,
+    writes_complete: bool = False,  # known_writes holds the targets of every part of plain that has any
 ) -> Decision:
     index = _Index.of(r for r in ruleset.allow if r.tool == "Bash")
     if not index:
@@ -842,9 +924,10 @@ def _bash_allow(
             key: tuple[Any, ...] = (*part.key(), part.folder_moved, part.open_words)
         else:
             key = part.words
-        if key in seen:
+        count = len(seen)
+        seen.add(key)  # (one hash of the key, not two: it is a tuple)
+        if len(seen) == count:
             continue
-        seen.add(key)
         if part.opaque:
             return _ask(
                 _("{why}: what runs cannot be checked, ask").format(why=part.why or part.via or "?"), doubt=watching
@@ -893,11 +976,15 @@ def _bash_allow(
     if reading is not None:
         return reading
     allowing = _redirect_rules(ruleset.allow)
-    folders: dict[str, str] = {}  # resolved folders, for this decision only
+    folders: dict[str, str] = Folders()  # resolved folders, for this decision only
     if found_at is None:
         found_at = {}
     areas = ProtectedAreas(cwd)  # read once for this decision
-    written = _writes(plain.parts, cwd, known_writes)
+    if writes_complete and known_writes is not None and not any(known_writes.values()):
+        # the deny reading read the files every part writes (its parts hold the plain ones): none
+        written: list[tuple[Part, tables.Target]] = []
+    else:
+        written = _writes(plain.parts, cwd, known_writes)
     if written:
         refused = _writes_allowed(plain, written, allowing, areas, cwd, watching, folders, used)
         if refused is not None:
@@ -920,7 +1007,10 @@ def _bash_allow(
         where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
         found_at[redirect.target] = where
         area = areas.reached(*where)
-        candidates = [r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where)]
+        dynamic = redirect.dynamic
+        candidates = [
+            r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where, dynamic=dynamic)
+        ]
         if area is not None:
             candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]
             if not candidates:

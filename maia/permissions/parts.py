@@ -13,7 +13,6 @@ _DYNAMIC_TARGET = re.compile(r"[$`*?\[\]{}]")
 _DYNAMIC_PROGRAM = re.compile(r"[*?\[\]{}]")
 
 
-_set = object.__setattr__  # how a frozen instance is filled in (bound once: a long command has thousands)
 _NO_INDEXES: frozenset[int] = frozenset()
 
 
@@ -32,8 +31,8 @@ class Part:
     open_words: frozenset[int] = frozenset()
     folder_moved: bool = False  # an earlier part changed folder (cd, pushd…): where it runs is unknown
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         words: tuple[str, ...],
         assignments: tuple[str, ...] = (),
         opaque: bool = False,
@@ -43,18 +42,19 @@ class Part:
         group: int = 0,
         open_words: frozenset[int] = _NO_INDEXES,
         folder_moved: bool = False,
-    ) -> None:
-        # the generated __init__ of a frozen dataclass looks object.__setattr__ up for every field:
-        # the same, faster (a 100 KB command makes thousands of parts)
-        _set(self, "words", words)
-        _set(self, "assignments", assignments)
-        _set(self, "opaque", opaque)
-        _set(self, "via", via)
-        _set(self, "why", why)
-        _set(self, "position", position)
-        _set(self, "group", group)
-        _set(self, "open_words", open_words)
-        _set(self, "folder_moved", folder_moved)
+    ) -> Part:
+        part = _Unsealed()
+        part.words = words
+        part.assignments = assignments
+        part.opaque = opaque
+        part.via = via
+        part.why = why
+        part.position = position
+        part.group = group
+        part.open_words = open_words
+        part.folder_moved = folder_moved
+        part.__class__ = cls  # type: ignore[assignment]  # sealed: from now on frozen like any Part
+        return part  # type: ignore[return-value]
 
     @property
     def program(self) -> str:
@@ -74,7 +74,7 @@ class Part:
         return self.words, self.assignments, self.opaque
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Redirect:
     """An output redirection to a file."""
 
@@ -86,10 +86,61 @@ class Redirect:
     why: str | None = None
     base: str | None = None  # the folder a relative target starts from, when a cd moved it there
 
+    def __new__(
+        cls,
+        target: str,
+        operator: str,
+        position: int = 0,
+        group: int = 0,
+        certain: bool = True,
+        why: str | None = None,
+        base: str | None = None,
+    ) -> Redirect:
+        redirect = _UnsealedRedirect()
+        redirect.target = target
+        redirect.operator = operator
+        redirect.position = position
+        redirect.group = group
+        redirect.certain = certain
+        redirect.why = why
+        redirect.base = base
+        redirect.__class__ = cls  # type: ignore[assignment]  # sealed (see Part)
+        return redirect  # type: ignore[return-value]
+
     @property
     def dynamic(self) -> bool:
         """The target is only known at run time (variables, globs, braces…)."""
         return DYN in self.target or bool(_DYNAMIC_TARGET.search(self.target))
+
+
+class _Unsealed:
+    """A Part being filled in: the same slots, in the same order, set by plain assignment, then made
+    a Part by changing its class. A frozen dataclass must set each field through
+    ``object.__setattr__``, four times slower, and a 100 KB command makes thousands of parts."""
+
+    __slots__ = Part.__slots__  # the same layout, or sealing fails
+    words: tuple[str, ...]
+    assignments: tuple[str, ...]
+    opaque: bool
+    via: str | None
+    why: str | None
+    position: int
+    group: int
+    open_words: frozenset[int]
+    folder_moved: bool
+
+
+class _UnsealedRedirect:
+    """A Redirect being filled in (see _Unsealed)."""
+
+    __slots__ = Redirect.__slots__
+    target: str
+    operator: str
+    position: int
+    group: int
+    certain: bool
+    why: str | None
+    base: str | None
 
 
 @dataclass(slots=True)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from maia.core.globs import has_magic
@@ -48,15 +50,6 @@ def _pattern_at(pattern: str, anchor: str) -> str:
     return os.path.normpath(os.path.join(anchor, expanded))
 
 
-def _glob_matches(pattern: str, path: str, fold: bool) -> bool:
-    if fold:
-        pattern, path = pattern.casefold(), path.casefold()
-    if path_glob(pattern).fullmatch(path):
-        return True
-    # dir/** also covers dir itself
-    return pattern.endswith("/**") and len(pattern) > 3 and path_glob(pattern[:-3]).fullmatch(path)
-
-
 @functools.lru_cache(maxsize=64)
 def _bases(cwd: str) -> tuple[str, str]:
     """The launch folder as written and where it really is (it does not move during a run)."""
@@ -68,22 +61,122 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
+class Folders(dict[str, str]):
+    """What :func:`locations` learns during one decision, never longer (links may appear between
+    decisions): each folder's real path, and the names of the links in the folders many targets share."""
+
+    __slots__ = ("links", "looks")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: dict[str, frozenset[str] | None] = {}  # None: could not be listed
+        self.looks: dict[str, int] = {}  # targets met in each folder not listed yet
+
+
+_LISTED_AFTER = 4  # targets in one folder before it is listed rather than asked about name by name
+_LISTING_LIMIT = 4096  # a folder holding more entries is asked about name by name
+
+
+def _links_in(folder: str) -> frozenset[str] | None:
+    """The names of the symbolic links in ``folder``; empty when it does not exist or is no folder
+    (then nothing in it is a link); None when it cannot be listed or holds too many entries."""
+    found: set[str] = set()
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= _LISTING_LIMIT:
+                    return None
+                if entry.is_symlink():
+                    found.add(entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except OSError:  # permission (a name may still be looked up), a loop…: name by name
+        return None
+    return frozenset(found)
+
+
+def _is_link(path: str, folder: str, name: str, folders: dict[str, str]) -> bool:
+    """os.path.islink(path), answered from a listing of the folder when many targets share it."""
+    if not isinstance(folders, Folders):
+        return os.path.islink(path)
+    links = folders.links.get(folder, _UNLISTED)
+    if links is _UNLISTED:
+        looks = folders.looks[folder] = folders.looks.get(folder, 0) + 1
+        if looks < _LISTED_AFTER:
+            return os.path.islink(path)
+        # (the folder part of an absolute path: "" stands for /)
+        links = folders.links[folder] = _links_in(folder or ("/" if path.startswith("/") else "."))
+    if links is None:
+        return os.path.islink(path)
+    return name in links
+
+
+_UNLISTED: frozenset[str] = frozenset({"/"})  # (no name holds a /)
+
+
+# a relative path that normalising leaves as it is: names of non-blank ends, neither . nor .., one /
+# apart, no ~ to expand (an absolute launch folder is put before it as it is)
+_PLAIN_RELATIVE = re.compile(r"(?!\.\.?(?:/|$))[^/\s~][^/]*(?<!\s)(?:/(?!\.\.?(?:/|$))[^/]+)*(?<!\s)")
+
+
 def locations(value: str, cwd: Path, folders: dict[str, str] | None = None) -> tuple[str, str]:
     """(the path as written, normalised; the path links resolved), both absolute.
 
     ``folders`` caches resolved parent folders for the length of one decision (many targets share
     a folder; resolving walks every component), never longer: links may appear between decisions.
+    A :class:`Folders` also lists the folders many targets share, rather than looking each up.
     """
-    lexical = normalise_user_path(value, _bases(str(cwd))[0])
+    base = _bases(str(cwd))[0]
+    if _PLAIN_RELATIVE.fullmatch(value) and base.startswith("/") and not base.startswith("//") and len(base) > 1:
+        lexical = base + "/" + value  # what normalise_user_path gives such a path (most targets)
+    else:
+        lexical = normalise_user_path(value, base)
     if folders is None:
         return lexical, os.path.realpath(lexical)
     parent, _slash, name = lexical.rpartition("/")
-    if not name or os.path.islink(lexical):
+    if not name or _is_link(lexical, parent, name, folders):
         return lexical, os.path.realpath(lexical)
     real_parent = folders.get(parent)
     if real_parent is None:
         real_parent = folders[parent] = os.path.realpath(parent or "/")
     return lexical, real_parent.rstrip("/") + "/" + name
+
+
+class _PathRule:
+    """A path pattern compiled for one launch folder: anchored at the folder as written and at its
+    real path, folded when the file system ignores case, ``dir/**`` also covering ``dir``."""
+
+    __slots__ = ("fold", "lexical", "real")
+
+    def __init__(self, pattern: str, cwd: str, fold: bool) -> None:
+        lexical_base, real_base = _bases(cwd)
+        self.fold = fold
+        self.lexical = self._side(_pattern_at(pattern, lexical_base))
+        self.real = self._side(_pattern_at(pattern, real_base))
+
+    def _side(self, pattern: str) -> tuple[Callable[[str], bool], Callable[[str], bool] | None]:
+        if self.fold:
+            pattern = pattern.casefold()
+        # dir/** also covers dir itself
+        folder = path_glob(pattern[:-3]).fullmatch if pattern.endswith("/**") and len(pattern) > 3 else None
+        return path_glob(pattern).fullmatch, folder
+
+    def matches(self, lexical: str, real: str, for_allow: bool) -> bool:
+        if self.fold:
+            lexical, real = lexical.casefold(), real.casefold()
+        full, folder = self.lexical
+        lexical_hit = full(lexical) or (folder is not None and folder(lexical))
+        if for_allow and not lexical_hit:
+            return False
+        if not for_allow and lexical_hit:
+            return True
+        full, folder = self.real
+        return full(real) or (folder is not None and folder(real))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_rule(pattern: str, cwd: str, fold: bool) -> _PathRule:
+    return _PathRule(pattern, cwd, fold)
 
 
 def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None) -> bool:
@@ -94,12 +187,9 @@ def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where:
     both do, so a link never lets a rule reach outside what it names. ``where`` is
     :func:`locations` of ``value`` when the caller already has it.
     """
-    lexical_base, real_base = _bases(str(cwd))
     lexical, real = where if where is not None else locations(value, cwd)
-    fold = case_insensitive(real_base)
-    lexical_hit = _glob_matches(_pattern_at(pattern, lexical_base), lexical, fold)
-    real_hit = _glob_matches(_pattern_at(pattern, real_base), real, fold)
-    return (lexical_hit and real_hit) if for_allow else (lexical_hit or real_hit)
+    folder = str(cwd)
+    return _path_rule(pattern, folder, case_insensitive(_bases(folder)[1])).matches(lexical, real, for_allow)
 
 
 # --- protected paths ---------------------------------------------------------------------------------
@@ -122,12 +212,13 @@ class ProtectedAreas:
     """The protected areas of a launch folder, for many targets of one decision: MAIA_HOME and HOME
     are read once, when it is made (so make one per decision, never keep it)."""
 
-    __slots__ = ("_base", "_fold", "_git_dirs", "_sides")
+    __slots__ = ("_around", "_base", "_fold", "_git_dirs", "_sides")
 
     def __init__(self, cwd: Path) -> None:
         lexical_base, real_base = _bases(str(cwd))
         self._base = real_base
         self._git_dirs: dict[str, bool] = {}
+        self._around: dict[str, str | None] = {}  # _git_dir_around by the path's folder
         self._fold = case_insensitive(real_base)
         home = _home(os.environ.get("MAIA_HOME", ""), os.environ.get("HOME", ""))
         # per side (as written, links resolved): the areas, and what a path inside one starts with
@@ -149,7 +240,16 @@ class ProtectedAreas:
                 parts = path.casefold().split("/") if fold else path.split("/")
                 if ".git" in parts:
                     return path[: path.casefold().find("/.git") + 5] if fold else path[: path.find("/.git") + 5]
-        return self._git_dir_around(real)
+        # the answer depends on the folder holding the path only (many targets share theirs), and the
+        # text before the last / stands for that folder (os.path.dirname strips it the same way)
+        slash = real.rfind("/")
+        if slash < 0:
+            return self._git_dir_around(real)
+        holder = real[:slash]
+        if holder in self._around:
+            return self._around[holder]
+        around = self._around[holder] = self._git_dir_around(real)
+        return around
 
     def _git_dir_around(self, real: str) -> str | None:
         """A git directory not named .git (a bare repository shipped inside the project) that holds

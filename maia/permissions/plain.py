@@ -28,7 +28,7 @@ from pathlib import Path
 
 from maia.permissions import programs
 from maia.permissions.parts import DYN, Part, Redirect
-from maia.permissions.programs import Argv, Opaque, Script, Stdin
+from maia.permissions.programs import Argv, Inner, Opaque, Script, Stdin
 
 MAX_DEPTH = 8
 MAX_WRAPPERS = 16
@@ -64,17 +64,30 @@ _OPERATORS = (
 _BLANKS = re.compile(r"(?:[ \t]|\\\n)*")  # blanks and line continuations between words
 _NOT_BLANK = re.compile(r"[^ \t]+")
 _OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
-# A bare word without ~ { } * ? [ ] = needs none of the checks of _check_word, nor the assignment
-# ones: only a keyword starting a command is looked at
-_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[\]=][^ \t\n|&;()<>'\"\\$`~{}*?\[\]=]*"
-# blanks, then: a run of such clean words (the first one apart) separated by blanks, the last one
-# ended by a blank, an operator or the end; or a bare word ended the same way; or an operator; or a
-# new line. Anything else (quotes, backslashes, $, #, a number before a redirection) goes the slow way
+# A bare word without { } * ? [ =, nor ~ at its start, needs none of the checks of _check_word, nor
+# the assignment ones: only a keyword starting a command is looked at. (A ~ further in is expanded
+# only after = or : in an assignment, and such a word has a =; a ] is a glob only after a [.)
+_CLEAN = r"[^ \t\n|&;()<>'\"\\$`#~{}*?\[=][^ \t\n|&;()<>'\"\\$`{}*?\[=]*+"
+_ENDS = r"(?=[ \t\n|&;()]|$)"  # what may follow a word read whole
+# blanks, then: a run of such clean words (the first one apart) separated by blanks, each ended by a
+# blank, an operator or the end, and the separator after the run if there is one; or a bare word
+# ended the same way; or an operator; or a new line. Anything else (quotes, backslashes, $, #, a
+# number before a redirection) goes the slow way. The quantifiers are possessive where giving text
+# back could never lead to another match (a clean word is followed by a character it cannot hold):
+# the engine keeps no backtracking points
 _TOKEN = re.compile(
-    r"(?:[ \t]|\\\n)*(?:(?P<clean>" + _CLEAN + r")(?:[ \t]+" + _CLEAN + r")*(?=[ \t\n|&;()]|$)"
+    r"(?:[ \t]|\\\n)*+(?:(?P<run>(?P<clean>" + _CLEAN + r")" + _ENDS + r"(?:[ \t]++" + _CLEAN + _ENDS + r")*+)"
+    r"(?:[ \t]*+(?P<sep>\|\||&&|;(?![;&])|\|(?![|&])|\n))?"
     r"|(?P<word>[^ \t\n|&;()<>'\"\\$`#][^ \t\n|&;()<>'\"\\$`]*)(?=[ \t\n|&;()]|$)"
     r"|'(?P<quoted>[^']*)'(?=[ \t\n|&;()<>]|$)"  # a single-quoted word alone: what word() would read
-    r"|(?P<op>" + _OPERATOR.pattern + r")|(?P<newline>\n))?"
+    # an output redirection to a clean word: what operator() and word() would read
+    r"|(?P<out>>>|>\||>)(?:[ \t]|\\\n)*+(?P<target>"
+    + _CLEAN
+    + r")"
+    + _ENDS
+    + r"|(?P<op>"
+    + _OPERATOR.pattern
+    + r")|(?P<newline>\n))?"
 )
 _REDIRECTS = frozenset({">", ">>", ">|", "<", "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<"})
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -121,17 +134,19 @@ class _Word:
         return _QUOTED in self.syntax
 
 
-@dataclass(slots=True)
 class _Command:
     # a long script has thousands: its words are kept as text, and what most commands lack costs
     # nothing (an empty tuple, shared), so the garbage collector has fewer objects to look at
-    start: int
-    group: int
-    words: list[str] = field(default_factory=list)  # their values
-    assignments: tuple[str, ...] = ()
-    redirects: tuple[tuple[str, _Word], ...] = ()
-    stdin: Stdin = programs.NO_STDIN
-    open_words: tuple[int, ...] = ()  # indexes of words that may expand to anything (see _open_word)
+    __slots__ = ("assignments", "group", "open_words", "redirects", "start", "stdin", "words")
+
+    def __init__(self, start: int, group: int) -> None:
+        self.start = start
+        self.group = group
+        self.words: list[str] = []  # their values
+        self.assignments: tuple[str, ...] = ()
+        self.redirects: tuple[tuple[str, _Word], ...] = ()
+        self.stdin: Stdin = programs.NO_STDIN
+        self.open_words: tuple[int, ...] = ()  # indexes of words that may expand to anything (see _open_word)
 
 
 @dataclass(slots=True)
@@ -147,6 +162,22 @@ class PlainScript:
 
 class _Reader:
     """One pass over the text; raises NotPlain at the first construct outside the grammar."""
+
+    __slots__ = (
+        "after_compound",
+        "commands",
+        "cur",
+        "group",
+        "group_redirects",
+        "heredocs",
+        "i",
+        "need_command",
+        "pipe_next",
+        "since_open",
+        "stack",
+        "text",
+        "texts",
+    )
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -268,29 +299,53 @@ class _Reader:
         text = self.text
         n = len(text)
         token = _TOKEN.match
+        not_blank = _NOT_BLANK.findall
+        # the common tokens (a word of a command, a separator) are handled here rather than by the
+        # methods: a long script has tens of thousands of them
         while True:
             # one match skips the blanks and reads the next token when it is a simple one
             found = token(text, self.i)
             assert found is not None  # every alternative can match the empty string
             kind = found.lastgroup
-            if kind == "clean":
+            if kind == "run" or kind == "sep":
+                value, run, op = found.group("clean", "run", "sep")
                 self.i = found.end("clean")
-                value = found.group("clean")
                 cur = self.cur
                 if cur is None or self.after_compound:
                     if cur is None and value in _KEYWORDS:
-                        self.word_token(_Word(value, value, found.start("clean")))
+                        self.keyword(value)
                         continue  # the words after it are read again, next time round
-                    cur = self.command()
-                cur.words.append(value)
-                end = found.end()
-                if end > self.i:  # the other words of the run: arguments, nothing to check
-                    cur.words.extend(_NOT_BLANK.findall(text, self.i, end))
-                    self.i = end
-                continue
-            if kind == "word":
-                self.i = found.end()
-                self.word_token(_Word(found.group("word"), found.group("word"), found.start("word")))
+                    if cur is None and not self.after_compound:  # what command() does, inlined
+                        cur = self.cur = _Command(self.i, self.group)
+                        if self.pipe_next:
+                            if self.commands and self.commands[-1].group == self.group:
+                                cur.stdin = _PIPE
+                            self.pipe_next = False
+                    else:
+                        cur = self.command()
+                if len(run) == len(value):  # (the run starts with the first word)
+                    cur.words.append(value)
+                elif "\t" in run or "  " in run:  # the other words of the run: arguments, nothing to check
+                    cur.words.extend(not_blank(run))
+                else:  # (words one blank apart: cut at the blanks)
+                    cur.words.extend(run.split(" "))
+                if op is None:
+                    self.i = found.end("run")
+                else:  # what separator() does after a command, inlined
+                    self.i = found.end()
+                    self.commands.append(cur)
+                    self.cur = None
+                    self.since_open += 1
+                    self.after_compound = False
+                    if op == "|":
+                        self.pipe_next = True
+                        self.need_command = True
+                    else:
+                        self.group += 1
+                        self.pipe_next = False
+                        self.need_command = op != ";" and op != "\n"
+                        if op == "\n" and self.heredocs:
+                            self.read_heredocs()
                 continue
             if kind == "op":
                 self.i = found.end()
@@ -300,16 +355,43 @@ class _Reader:
                 else:
                     self.operator(op)
                 continue
-            if kind == "quoted":
+            if kind == "target":
+                op, value = found.group("out", "target")
                 self.i = found.end()
-                value = found.group("quoted")
-                self.word_token(_Word(value, _QUOTED * len(value), found.start("quoted") - 1))
+                target = _Word(value, value, found.start("target"))
+                if self.after_compound:
+                    self.group_redirects.append((op, target, target.start))
+                else:
+                    command = self.command()
+                    command.redirects += ((op, target),)
                 continue
             if kind == "newline":
                 self.i = found.end()
                 self.separator("\n")
                 if self.heredocs:
                     self.read_heredocs()
+                continue
+            if kind == "word":
+                self.i = found.end()
+                value = found.group("word")
+                cur = self.cur
+                if cur is not None and cur.words and not self.after_compound:
+                    # an argument of bare characters: what word_token would do, without a _Word
+                    _check_syntax(value)
+                    if value[0] in "*?[" and _has_glob(value):
+                        cur.open_words += (len(cur.words),)
+                    cur.words.append(value)
+                    continue
+                self.word_token(_Word(value, value, found.start("word")))
+                continue
+            if kind == "quoted":
+                self.i = found.end()
+                value = found.group("quoted")
+                cur = self.cur
+                if cur is not None and cur.words and not self.after_compound:
+                    cur.words.append(value)  # an argument all quoted: nothing in it to check
+                    continue
+                self.word_token(_Word(value, _QUOTED * len(value), found.start("quoted") - 1))
                 continue
             self.i = found.start(kind) if kind else found.end()
             if self.i >= n:
@@ -400,36 +482,40 @@ class _Reader:
         elif op in ("<", "<>", "<&") and self.cur is not None and self.cur.stdin.kind != "text":
             self.cur.stdin = _FILE
 
-    def word_token(self, word: _Word) -> None:
-        if self.cur is None and not word.quoted:
-            keyword = word.value
-            if keyword in _UNSUPPORTED_KEYWORDS:
-                raise NotPlain(f"a {keyword} construct")
-            if keyword == "!":
-                if self.after_compound:
-                    raise NotPlain("! after a closing word")
-                return
-            if keyword in ("{", "if", "while", "until"):
-                if self.after_compound:
-                    raise NotPlain(f"{keyword} after a closing word")
-                self.stack.append(_OPENERS.get(keyword, "{"))
-                self.need_command = False
+    def keyword(self, keyword: str) -> bool:
+        """Read a word starting a command, unquoted, as a keyword; False when it is none."""
+        if keyword in _UNSUPPORTED_KEYWORDS:
+            raise NotPlain(f"a {keyword} construct")
+        if keyword == "!":
+            if self.after_compound:
+                raise NotPlain("! after a closing word")
+            return True
+        if keyword in ("{", "if", "while", "until"):
+            if self.after_compound:
+                raise NotPlain(f"{keyword} after a closing word")
+            self.stack.append(_OPENERS.get(keyword, "{"))
+            self.need_command = False
+            self.since_open = 0
+            return True
+        if keyword in _CLOSERS:
+            if not self.stack or self.stack[-1] not in _CLOSERS[keyword]:
+                raise NotPlain(f"an unexpected {keyword}")
+            if not self.since_open or self.need_command:
+                raise NotPlain(f"{keyword} without a command before it")
+            self.stack.pop()
+            following = _CONTINUES.get(keyword)
+            if following is not None:
+                self.stack.append(following)
                 self.since_open = 0
-                return
-            if keyword in _CLOSERS:
-                if not self.stack or self.stack[-1] not in _CLOSERS[keyword]:
-                    raise NotPlain(f"an unexpected {keyword}")
-                if not self.since_open or self.need_command:
-                    raise NotPlain(f"{keyword} without a command before it")
-                self.stack.pop()
-                following = _CONTINUES.get(keyword)
-                if following is not None:
-                    self.stack.append(following)
-                    self.since_open = 0
-                else:
-                    self.after_compound = True
-                    self.since_open = 1
-                return
+            else:
+                self.after_compound = True
+                self.since_open = 1
+            return True
+        return False
+
+    def word_token(self, word: _Word) -> None:
+        if self.cur is None and not word.quoted and self.keyword(word.value):
+            return
         command = self.command()
         if not command.words:
             match = _ASSIGNMENT.match(word.syntax)
@@ -472,7 +558,11 @@ def _is_named_fd(word: _Word) -> bool:
 def _check_word(word: _Word, *, program: bool = False, assignment_value: bool = False) -> None:
     """Refuse expansions the reader does not model: tildes other than ``~`` and ``~/``, braces, and a
     glob in the program word."""
-    syntax = word.syntax
+    _check_syntax(word.syntax, program=program, assignment_value=assignment_value)
+
+
+def _check_syntax(syntax: str, *, program: bool = False, assignment_value: bool = False) -> None:
+    """:func:`_check_word` on a word's syntax view (a bare word's is its text)."""
     if syntax.startswith("~"):
         rest = syntax[1:]
         if rest and not rest.startswith("/"):
@@ -522,44 +612,62 @@ def parse_plain(
     away_at: list[tuple[int, int]] = []  # … to a folder not known to be inside the launch folder
     here: Path | None = launch  # the folder after the folder changes read so far (None: unknown)
     links_at: list[tuple[int, int]] = []
-    pending: deque[tuple[Part, Stdin, int, int]] = deque()  # part, its input, depth, wrappers around it
-    spoken: list[str] = []  # what echo and printf print: a shell reading a pipe may run it
+    top: list[Part] = []  # the parts of the text itself, in order
+    acting: list[tuple[int, Stdin]] = []  # those that may act (see programs.may_act): index in top, input
+    spoken: list[tuple[str, ...]] = []  # what echo and printf print (words): a shell reading a pipe may run it
     folder: Path | None = launch  # where top-level commands run, while it is known
     no_words: frozenset[int] = frozenset()
+    may_act = programs.may_act
+    folder_changers = programs.FOLDER_CHANGERS
+    not_plain_builtin = programs.not_plain_builtin
+    # every check on a command runs before any look inside one (the first reason found stays the same)
     for command in reader.commands:
-        for assignment in command.assignments:
-            name = assignment.split("=", 1)[0].rstrip("+")
-            if not programs.inert_variable(name, inert_names):
-                raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
-        if not command.words and command.assignments:
-            raise NotPlain("an assignment statement")
+        assignments = command.assignments
+        if assignments:
+            for assignment in assignments:
+                name = assignment.split("=", 1)[0].rstrip("+")
+                if not programs.inert_variable(name, inert_names):
+                    raise NotPlain(f"{name}=… is not an inert variable (it could change what runs)")
+            if not command.words:
+                raise NotPlain("an assignment statement")
         words = tuple(command.words)
-        reason = programs.not_plain_builtin(words)
+        reason = not_plain_builtin(words)
         if reason is not None:
             raise NotPlain(reason)
-        open_words = frozenset(command.open_words) if command.open_words else no_words
         if words:
-            part = Part(
-                words, tuple(command.assignments), position=command.start, group=command.group, open_words=open_words
+            # (positional: keyword arguments cost more, and a long command has thousands of parts)
+            top.append(
+                Part(
+                    words,
+                    assignments,
+                    False,
+                    None,
+                    None,
+                    command.start,
+                    command.group,
+                    frozenset(command.open_words) if command.open_words else no_words,
+                )
             )
-            pending.append((part, command.stdin, depth, 0))
+            name = words[0].rpartition("/")[2]  # programs.program_name, inlined: thousands of parts
+            if may_act(name):
+                acting.append((len(top) - 1, command.stdin))
         if command.redirects:
             base = str(folder) if folder is not None and folder is not launch else None
             for op, target in command.redirects:
                 _add_redirect(script, op, target, command.start, command.group, base)
         if words:
-            name = words[0].rpartition("/")[2]  # programs.program_name, inlined: thousands of parts
-            if name in programs.FOLDER_CHANGERS:
+            if name in folder_changers:
                 folder = _folder_after(Part(words), folder, launch)
-            elif name in ("echo", "printf"):
-                spoken.append(" ".join(words[1:]))
+            elif name == "echo" or name == "printf":
+                spoken.append(words)  # (joined only if something opaque reads them)
     for op, target, position in reader.group_redirects:
         _add_redirect(script, op, target, position, -1)
-    while pending:
-        part, stdin, level, wrappers = pending.popleft()
-        script.parts.append(part)
-        if not programs.may_act(part.program.rpartition("/")[2]):  # (program_name, inlined)
-            continue  # no folder change, no link, nothing run inside: most parts
+    pending: deque[tuple[Part, Stdin, int, int]] = deque()  # parts run by others: part, input, depth, wrappers
+    runs: dict[tuple[tuple[str, ...], str, str], list[Inner]] = {}  # inner_commands of the same words and input
+
+    def look_inside(part: Part, stdin: Stdin, level: int, wrappers: int) -> None:
+        """What a part that may act does: change folder, make links, run other commands."""
+        nonlocal here
         if programs.changes_folder(part):
             moved_at.append((part.position, part.group))
             # past a few changes the folder is not followed any more (each check resolves links)
@@ -568,7 +676,11 @@ def parse_plain(
                 away_at.append((part.position, part.group))
         if programs.may_create_links(part):
             links_at.append((part.position, part.group))
-        for inner in programs.inner_commands(part.words, stdin):
+        key = (part.words, stdin.kind, stdin.text)  # (the fields: a dataclass's hash is a Python call)
+        inners = runs.get(key)
+        if inners is None:
+            inners = runs[key] = programs.inner_commands(part.words, stdin)
+        for inner in inners:
             if isinstance(inner, Argv):
                 for assignment in inner.assignments:
                     name = assignment.split("=", 1)[0]
@@ -624,9 +736,23 @@ def parse_plain(
             elif isinstance(inner, Opaque):
                 script.parts.append(_opaque(part, inner.reason))
                 script.hidden_texts.extend(inner.texts)
+
+    # the parts in the order they were always listed: the text's own first, each followed by what
+    # it adds at once (a shell's text, something opaque), then the commands wrappers run (breadth first)
+    done = 0
+    for index, stdin in acting:
+        script.parts.extend(top[done : index + 1])
+        done = index + 1
+        look_inside(top[index], stdin, depth, 0)
+    script.parts.extend(top[done:])
+    while pending:
+        part, stdin, level, wrappers = pending.popleft()
+        script.parts.append(part)
+        if programs.may_act(part.program.rpartition("/")[2]):  # (program_name, inlined)
+            look_inside(part, stdin, level, wrappers)
     if any(p.opaque for p in script.parts):
         # something reads commands it was given: deny rules look at every text that could be it
-        script.hidden_texts.extend([*reader.texts, *spoken])
+        script.hidden_texts.extend([*reader.texts, *(" ".join(words[1:]) for words in spoken)])
     away, moved, links = _Events(away_at), _Events(moved_at), _Events(links_at)
     if away.first is not None:  # else nothing moved: every part stays as it is
         script.parts = [_mark_moved(p, away) for p in script.parts]

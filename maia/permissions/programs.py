@@ -1539,6 +1539,8 @@ def may_create_links(part: Part) -> bool:
     if name in _LINK_MAKERS:
         return True
     if name == "git":
+        if _GIT_TREE_WRITERS.isdisjoint(part.words):
+            return False  # (each form's second word is one of the part's words: none can be a writer)
         forms = subcommand_forms(part.words, for_allow=False) or [part.words]
         return any(len(form) > 1 and form[1] in _GIT_TREE_WRITERS for form in [part.words, *forms])
     return False
