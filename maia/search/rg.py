@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import operator
+import os
 import signal
+import tempfile
 from collections.abc import Callable
+from typing import BinaryIO
 from pathlib import Path
 
 from maia.process.shell import kill_group
@@ -43,6 +46,41 @@ async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, b
         await _kill(process)
         raise
     return process.returncode or 0, out, err
+
+
+def _memory_file() -> BinaryIO:
+    """An anonymous file in memory (Linux), else a temporary file: gone once closed."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        with contextlib.suppress(OSError):
+            return os.fdopen(memfd_create("maia-rg", getattr(os, "MFD_CLOEXEC", 0)), "w+b", buffering=0)
+    return tempfile.TemporaryFile("w+b", buffering=0)
+
+
+async def run_rg_whole(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes]:
+    """Run ripgrep for an answer needed whole (a listing), its output read once it has exited.
+
+    The output goes to a file in memory, not a pipe: ripgrep never stops on a full pipe waiting
+    for this process to be scheduled and read it (on a loaded machine each such wait costs a
+    time slice, and a large listing fills a pipe many times). Cancellation kills it.
+    """
+    with _memory_file() as out:
+        process = await asyncio.create_subprocess_exec(
+            binary,
+            *args,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out.fileno(),
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            code = await process.wait()
+        except asyncio.CancelledError:
+            await _kill(process)
+            raise
+        out.seek(0)
+        return code or 0, out.read()
 
 
 async def _start(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
@@ -338,7 +376,7 @@ async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, ma
     args = [*COMMON, "--files", "--null", *name_filter(glob)]
     if max_depth:
         args.append(f"--max-depth={max_depth}")
-    _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
+    _code, out = await run_rg_whole(binary, [*args, "--", str(root)], cwd)
     if len(out) < 64 * 1024:
         return _listing(out, str(root))
     return await asyncio.to_thread(_listing, out, str(root))  # a big tree's listing is sorted off the loop
