@@ -93,7 +93,7 @@ def test_matching_a_listing_gives_what_fullmatch_gives_path_by_path() -> None:
         engine = path_glob(glob)
         folders = ["".join(rnd.choice("ab.z-/c") for _ in range(rnd.randint(0, 7))) for _ in range(4)]
         paths = [
-            rnd.choice(folders) + rnd.choice(["", "/", "src/", "a/"]) + "".join(rnd.choice("ab.z-c*py_") for _ in range(4))
+            rnd.choice(folders) + rnd.choice(["", "/", "src/", "a/"]) + "".join(rnd.choices("ab.z-c*py_", k=4))
             for _ in range(40)
         ] + ["", "/", "a.py", "src/x.ts", "b/test_x.py", "abc", "a/b/c.tsx", "src//a.ts"]
         assert engine.matching(paths) == [p for p in paths if engine.fullmatch(p)], glob

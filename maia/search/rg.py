@@ -9,8 +9,8 @@ import os
 import signal
 import tempfile
 from collections.abc import Callable
-from typing import BinaryIO
 from pathlib import Path
+from typing import BinaryIO
 
 from maia.process.shell import kill_group
 from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
