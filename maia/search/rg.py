@@ -102,7 +102,8 @@ async def _kill(process: asyncio.subprocess.Process, *, drain_stderr: bool = Fal
     Its pipes are read to their end (a pipe's worth at most), so that they close now rather than
     when the event loop is gone; ``drain_stderr`` when nothing else reads stderr any more.
     """
-    kill_group(process, signal.SIGKILL)
+    if process.returncode is None:  # once reaped, its number may be another's: never signalled again
+        kill_group(process, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
         await asyncio.wait_for(asyncio.shield(process.wait()), 5)
     pipes = [process.stdout, process.stderr if drain_stderr else None]
@@ -145,16 +146,16 @@ async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes
                 stopped = True
                 break
             await asyncio.sleep(0)  # the reader may hand buffered data back without yielding
-    except BaseException:
+        if stopped:
+            await _kill(process)
+        err = await errors
+        code = await process.wait()
+    except BaseException:  # cancelled (or failed) at any point: killed, reaped, its pipes read to their end
         errors.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await errors
         await _kill(process, drain_stderr=True)
         raise
-    if stopped:
-        await _kill(process)
-    err = await errors
-    code = await process.wait()
     return (0 if stopped else code), err, got_output
 
 
