@@ -82,6 +82,32 @@ def test_the_engine_means_what_the_syntax_says_over_many_generated_patterns_and_
     assert pairs == 60_000
 
 
+def test_matching_a_listing_gives_what_fullmatch_gives_path_by_path() -> None:
+    # matching() (the Glob tool's batch form) takes shortcuts: string tests for `lead**/name`
+    # globs, folder states reused across the paths of a folder; the answer must never change
+    rnd = random.Random(29)
+    shapes = ["**/*.py", "**/test_*.py", "src/**/*.ts", "**/*.{ts,tsx}", "**/a*b*c", "a**/b", "**/", "**/*a*a*"]
+    patterns = shapes + [_random_pattern(rnd)[0] for _ in range(3000)]
+    shortcuts = 0
+    for glob in patterns:
+        engine = path_glob(glob)
+        folders = ["".join(rnd.choice("ab.z-/c") for _ in range(rnd.randint(0, 7))) for _ in range(4)]
+        paths = [
+            rnd.choice(folders) + rnd.choice(["", "/", "src/", "a/"]) + "".join(rnd.choices("ab.z-c*py_", k=4))
+            for _ in range(40)
+        ] + ["", "/", "a.py", "src/x.ts", "b/test_x.py", "abc", "a/b/c.tsx", "src//a.ts"]
+        assert engine.matching(paths) == [p for p in paths if engine.fullmatch(p)], glob
+        shortcuts += engine._name_plans() is not None
+    assert shortcuts > 100  # the string-test shortcut was exercised, not only the general walk
+
+
+def test_matching_a_listing_stays_linear_too() -> None:
+    name = "a" * 20_000
+    assert path_glob("**/*a*a*a*a*a*a*a*a*b").matching([name, "x/" + name, "x/" + name + "b"]) == ["x/" + name + "b"]
+    deep = "a/" * 3000 + "b"  # a folder deeper than Python's recursion limit
+    assert path_glob("**/a/[b]").matching([deep]) == [deep]
+
+
 def test_rules_glob_and_at_share_the_engine() -> None:
     assert match.path_glob is path_glob
     assert match.PathGlob is type(path_glob("x"))

@@ -14,7 +14,8 @@ mistake (a reversed range such as ``[z-a]`` matches nothing), as a :class:`GlobE
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from maia.core.errors import UsageError
@@ -334,6 +335,114 @@ class PathGlob:
             if not states:
                 return False
         return any(pos == len(self._alternatives[alt]) and not inside for alt, pos, inside in states)
+
+    def matching(self, paths: Iterable[str]) -> list[str]:
+        """The paths that :meth:`fullmatch`, in their order: the same answer, for a whole listing at once.
+
+        A pattern of the form ``lead**/name`` (``**/*.py``, ``src/**/test_*.py``, ``**/*.{ts,tsx}``),
+        where ``name`` has only literal characters and ``*``, matches a path when it starts with
+        ``lead`` and its last segment matches ``name``: string tests decide it. Any other pattern
+        steps through each folder (``a/b/``) once for all the paths under it.
+        """
+        if self._simple is not None:
+            return list(filter(self.fullmatch, paths))
+        plans = self._name_plans()
+        if plans is not None and len(plans) == 1:
+            lead, pieces = plans[0]
+            if not lead and len(pieces) == 2 and not pieces[0]:  # `**/*suffix`, the most common glob
+                # the suffix holds no "/": a path ending with it has a name ending with it
+                return list(filter(operator.methodcaller("endswith", pieces[1]), paths))
+            return [path for path in paths if _name_plan_matches(plans[0], path)]
+        if plans is not None:
+            return [path for path in paths if any(_name_plan_matches(plan, path) for plan in plans)]
+        return self._matching_by_folder(paths)
+
+    def _name_plans(self) -> list[tuple[str, list[str]]] | None:
+        """Each alternative as (lead, the name's literal pieces between ``*``), or None if one is not of that form."""
+        plans: list[tuple[str, list[str]]] = []
+        for tokens in self._alternatives:
+            lead = _literal_run(tokens)
+            rest = tokens[len(lead) :]
+            if not rest or rest[0].kind != _GSLASH:
+                return None
+            pieces = [""]
+            for token in rest[1:]:
+                if token.kind == _STAR:
+                    pieces.append("")
+                elif token.kind == _LIT and token.text != "/":
+                    pieces[-1] += token.text
+                else:
+                    return None
+            plans.append(("".join(t.text for t in lead), pieces))
+        return plans
+
+    def _matching_by_folder(self, paths: Iterable[str]) -> list[str]:
+        prefix = self._prefix
+        cache = self._cache
+        step = self._step
+        folders: dict[str, frozenset[_State]] = {"": self._start}
+        accepting: dict[frozenset[_State], bool] = {}
+        kept: list[str] = []
+        for path in paths:
+            if not path.startswith(prefix):
+                continue
+            cut = path.rfind("/") + 1
+            states = folders.get(path[:cut])
+            if states is None:
+                states = self._folder_states(path[:cut], folders)
+            for ch in path[cut:]:
+                if not states:
+                    break
+                following = cache.get((states, ch))
+                states = step(states, ch) if following is None else following
+            if not states:
+                continue
+            verdict = accepting.get(states)
+            if verdict is None:
+                verdict = accepting[states] = any(
+                    pos == len(self._alternatives[alt]) and not inside for alt, pos, inside in states
+                )
+            if verdict:
+                kept.append(path)
+        return kept
+
+    def _folder_states(self, folder: str, folders: dict[str, frozenset[_State]]) -> frozenset[_State]:
+        """The states after ``folder`` (which ends with ``/``), from its nearest known parent; each folder
+        on the way is remembered (``folders`` holds ``""``)."""
+        cuts = [len(folder)]  # the ends of the folder and of its parents not yet known, deepest first
+        while folder[: cuts[-1]] not in folders:
+            cuts.append(folder.rfind("/", 0, cuts[-1] - 1) + 1)
+        at = cuts.pop()
+        states = folders[folder[:at]]
+        for end in reversed(cuts):
+            for ch in folder[at:end]:
+                if not states:
+                    break
+                states = self._step(states, ch)
+            folders[folder[:end]] = states
+            at = end
+        return states
+
+
+def _name_plan_matches(plan: tuple[str, list[str]], path: str) -> bool:
+    """Whether ``path`` matches ``lead**/name`` given as (lead, name's pieces between ``*``)."""
+    lead, pieces = plan
+    if not path.startswith(lead):
+        return False
+    rest = path[len(lead) :]
+    name = rest[rest.rfind("/") + 1 :]
+    if len(pieces) == 1:
+        return name == pieces[0]
+    first, last = pieces[0], pieces[-1]
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    at, stop = len(first), len(name) - len(last)
+    for piece in pieces[1:-1]:  # each literal between two stars, leftmost first
+        at = name.find(piece, at, stop)
+        if at < 0:
+            return False
+        at += len(piece)
+    return True
 
 
 @functools.lru_cache(maxsize=4096)

@@ -150,7 +150,7 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
         prefix = start + "/" if start else ""
         if prefix:
             found = [prefix + r for r in found]
-        rels = list(filter(glob.fullmatch, found))
+        rels = glob.matching(found)
         total = len(rels)
         if limit:
             rels = rels[:limit]

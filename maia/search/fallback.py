@@ -206,16 +206,12 @@ def glob_files(
 
     ``start`` (a sub-folder) and ``max_depth`` (levels below it, 0 = any) only narrow the walk.
     """
-    found: list[str] = []
-    total = 0
     prefix = start + "/" if start else ""
     suffix = glob.name_suffix
-    for sub_rel, _path, _info in walk(root / start if start else root, max_depth=max_depth):
-        if suffix and not sub_rel.endswith(suffix):
-            continue  # cheap test first: the name cannot match
-        rel = prefix + sub_rel
-        if glob.fullmatch(rel):
-            total += 1
-            if not limit or len(found) < limit:
-                found.append(rel)
-    return found, total
+    candidates = [
+        prefix + sub_rel
+        for sub_rel, _path, _info in walk(root / start if start else root, max_depth=max_depth)
+        if not suffix or sub_rel.endswith(suffix)  # cheap test first: the name cannot match
+    ]
+    found = glob.matching(candidates)  # the whole listing at once: each folder is matched once
+    return (found[:limit] if limit else found), len(found)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import operator
+import os
 import signal
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from maia.process.shell import kill_group
 from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
@@ -20,6 +23,7 @@ _KEEP_BYTES = (MAX_LINE_CHARS + 1) * 4
 _BUDGET_MIN = 1000  # lines…
 _BUDGET_FACTOR = 4  # …or this many times the limit, if more
 _BUDGET_MIN_FILES = 100  # files, or the limit itself if more
+_IN_ORDER_AFTER = 4  # the ordered run starts once the parallel one holds 1/4 of the limit
 
 COMMON = [
     "--no-config",
@@ -45,6 +49,41 @@ async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, b
     return process.returncode or 0, out, err
 
 
+def _memory_file() -> BinaryIO:
+    """An anonymous file in memory (Linux), else a temporary file: gone once closed."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        with contextlib.suppress(OSError):
+            return os.fdopen(memfd_create("maia-rg", getattr(os, "MFD_CLOEXEC", 0)), "w+b", buffering=0)
+    return tempfile.TemporaryFile("w+b", buffering=0)
+
+
+async def run_rg_whole(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes]:
+    """Run ripgrep for an answer needed whole (a listing), its output read once it has exited.
+
+    The output goes to a file in memory, not a pipe: ripgrep never stops on a full pipe waiting
+    for this process to be scheduled and read it (on a loaded machine each such wait costs a
+    time slice, and a large listing fills a pipe many times). Cancellation kills it.
+    """
+    with _memory_file() as out:
+        process = await asyncio.create_subprocess_exec(
+            binary,
+            *args,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out.fileno(),
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            code = await process.wait()
+        except asyncio.CancelledError:
+            await _kill(process)
+            raise
+        out.seek(0)
+        return code or 0, out.read()
+
+
 async def _start(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         binary,
@@ -57,11 +96,26 @@ async def _start(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.
     )
 
 
-async def _kill(process: asyncio.subprocess.Process) -> None:
-    """ripgrep has nothing to clean up: SIGKILL its group at once, then reap it."""
-    kill_group(process, signal.SIGKILL)
+async def _kill(process: asyncio.subprocess.Process, *, drain_stderr: bool = False) -> None:
+    """ripgrep has nothing to clean up: SIGKILL its group at once, then reap it.
+
+    Its pipes are read to their end (a pipe's worth at most), so that they close now rather than
+    when the event loop is gone; ``drain_stderr`` when nothing else reads stderr any more.
+    """
+    if process.returncode is None:  # once reaped, its number may be another's: never signalled again
+        kill_group(process, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
         await asyncio.wait_for(asyncio.shield(process.wait()), 5)
+    pipes = [process.stdout, process.stderr if drain_stderr else None]
+    for reader in pipes:
+        if reader is not None:
+            with contextlib.suppress(OSError, ValueError, RuntimeError, asyncio.TimeoutError):
+                await asyncio.wait_for(_drain(reader), 5)
+
+
+async def _drain(reader: asyncio.StreamReader) -> None:
+    while await reader.read(65536):
+        pass
 
 
 async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool]) -> tuple[int, bytes, bool]:
@@ -71,7 +125,13 @@ async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes
     each slice is parsed and dropped, and the event loop runs between slices (Ctrl+C answers at once).
     Once ``feed`` returns True, ripgrep is killed: a search costs what its answer needs.
     """
-    process = await _start(binary, args, cwd)
+    starting = asyncio.ensure_future(_start(binary, args, cwd))
+    try:
+        process = await asyncio.shield(starting)
+    except asyncio.CancelledError:  # cancelled while starting: the process is killed once it exists
+        with contextlib.suppress(Exception):
+            await _kill(await starting, drain_stderr=True)
+        raise
     assert process.stdout is not None and process.stderr is not None
     errors = asyncio.ensure_future(_head(process.stderr, 64 * 1024))
     got_output = False
@@ -86,14 +146,16 @@ async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes
                 stopped = True
                 break
             await asyncio.sleep(0)  # the reader may hand buffered data back without yielding
-    except BaseException:
+        if stopped:
+            await _kill(process)
+        err = await errors
+        code = await process.wait()
+    except BaseException:  # cancelled (or failed) at any point: killed, reaped, its pipes read to their end
         errors.cancel()
-        await _kill(process)
+        with contextlib.suppress(asyncio.CancelledError):
+            await errors
+        await _kill(process, drain_stderr=True)
         raise
-    if stopped:
-        await _kill(process)
-    err = await errors
-    code = await process.wait()
     return (0 if stopped else code), err, got_output
 
 
@@ -301,29 +363,64 @@ async def grep(
     """Search with ripgrep, in path order, stopping at the limits; a refused pattern is a :class:`PatternError`.
 
     Without a limit, ripgrep runs on every core and the hits are sorted at the end. With a limit,
-    ripgrep's parallel run is read first while the answer stays under a budget (a few times the
-    limit in lines, the limit in files): a rare pattern so costs one parallel scan. Past the
-    budget, that run is killed and ``--sort path`` (one thread, files in path order) is read only
-    up to the limit, so a common word costs what the answer needs, not what the tree holds.
+    ripgrep's parallel run is read while the answer stays under a budget (a few times the limit
+    in lines, the limit in files): a rare pattern so costs one parallel scan. Once that run holds
+    a quarter of the limit, the pattern looks common and ``--sort path`` (one thread, files in
+    path order, read only up to the limit) starts beside it: whichever run can answer first does,
+    and the other is killed. A common word so costs what the answer needs, not what the tree holds,
+    nor a parallel run and then an ordered one. Both answers are the same: the first files in path order.
     """
-    args = grep_args(query)
-    limited = bool(max_files or max_lines)
+    if not (max_files or max_lines):
+        parser = OutputParser(query, keep=keep)
+        code, err, got_output = await _stream(binary, grep_args(query), cwd, parser.feed)
+        _refused(code, err, got_output)
+        parser.close()
+        return await _sorted(parser.hits)
     budget_files = max(_BUDGET_MIN_FILES, max_files) if max_files else 0
     budget_lines = max(_BUDGET_MIN, _BUDGET_FACTOR * max_lines) if max_lines else 0
-    parser = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
-    code, err, got_output = await _stream(binary, args, cwd, parser.feed)
+    parallel = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
+    in_order = OutputParser(query, keep=keep, max_files=max_files, max_lines=max_lines)
+    common = asyncio.Event()
+
+    def feed_parallel(chunk: bytes) -> bool:
+        full = parallel.feed(chunk)
+        held = len(parallel.hits) * _IN_ORDER_AFTER >= max_files if max_files else None
+        if full or held or (max_lines and parallel.lines * _IN_ORDER_AFTER >= max_lines):
+            common.set()
+        return full
+
+    async def run_in_order() -> None:
+        await common.wait()
+        await _stream(binary, grep_args(query, sort=True), cwd, in_order.feed)
+        in_order.close()
+
+    first = asyncio.ensure_future(_stream(binary, grep_args(query), cwd, feed_parallel))
+    second = asyncio.ensure_future(run_in_order())
+    try:
+        await asyncio.wait((first, second), return_when=asyncio.FIRST_COMPLETED)
+        if not second.done():
+            code, err, got_output = first.result()
+            if not parallel.full:  # the parallel run saw every match: sorted, it is the answer
+                _refused(code, err, got_output)
+                parallel.close()
+                return cut(await _sorted(parallel.hits), max_files, max_lines)
+            await second  # past its budget: the ordered run answers
+        second.result()
+        return in_order.hits
+    finally:
+        for task in (first, second):
+            if not task.done():
+                task.cancel()  # a run still going is killed and reaped (see _stream)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+def _refused(code: int, err: bytes, got_output: bool) -> None:
+    """A :class:`PatternError` when ripgrep refused the pattern (it then says so and writes nothing)."""
     if code == 2 and not got_output:
         message = err.decode("utf-8", errors="replace").strip()
         if "regex" in message or "error parsing" in message or "PCRE2" in message:
             raise PatternError(message.splitlines()[-1] if message else "invalid pattern")
-    if not parser.full:
-        parser.close()
-        hits = await _sorted(parser.hits)
-        return cut(hits, max_files, max_lines) if limited else hits
-    sorted_parser = OutputParser(query, keep=keep, max_files=max_files, max_lines=max_lines)
-    await _stream(binary, grep_args(query, sort=True), cwd, sorted_parser.feed)
-    sorted_parser.close()
-    return sorted_parser.hits
 
 
 async def _sorted(hits: list[FileHit]) -> list[FileHit]:
@@ -338,7 +435,7 @@ async def list_files(binary: str, root: Path, glob: str | None, cwd: Path, *, ma
     args = [*COMMON, "--files", "--null", *name_filter(glob)]
     if max_depth:
         args.append(f"--max-depth={max_depth}")
-    _code, out, _err = await run_rg(binary, [*args, "--", str(root)], cwd)
+    _code, out = await run_rg_whole(binary, [*args, "--", str(root)], cwd)
     if len(out) < 64 * 1024:
         return _listing(out, str(root))
     return await asyncio.to_thread(_listing, out, str(root))  # a big tree's listing is sorted off the loop

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,28 @@ async def test_a_cancelled_search_kills_its_process(tmp_path: Path) -> None:
     pid = int(b"".join(seen).split(b"\n", 1)[0])
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_common_word_starts_the_ordered_run_beside_the_parallel_one(
+    many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """80 files match and the limit is 8: the ordered run starts while the parallel one still runs
+    (not after it), and the answer is still the head of the full one."""
+    events: list[tuple[str, str]] = []
+    real = rg._stream
+
+    async def traced(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool]) -> tuple[int, bytes, bool]:
+        kind = "ordered" if "--sort=path" in args else "parallel"
+        events.append(("start", kind))
+        try:
+            return await real(binary, args, cwd, feed)
+        finally:
+            events.append(("end", kind))
+
+    monkeypatch.setattr(rg, "_stream", traced)
+    query = GrepQuery("word", many, "files_with_matches")
+    fast = format_hits(query, await grep_hits(query, head_limit=8), many, 8).text
+    assert ("start", "ordered") in events
+    assert events.index(("start", "ordered")) < events.index(("end", "parallel"))
+    full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
+    assert rows(fast)[:8] == full[:8]

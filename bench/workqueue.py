@@ -1,6 +1,6 @@
 """Workflows on a queue vs local detached workflows: throughput, memory, time to the first model request.
 
-Run: ``.venv/bin/python bench/queue.py [count] [--json FILE]`` (needs the test and queue extras and
+Run: ``.venv/bin/python bench/workqueue.py [count] [--json FILE]`` (needs the test and queue extras and
 ``redis-server``). Side by side on this machine, with a scripted LiteLLM server that answers every
 parent at once:
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# run as a script, this file's folder comes first on the path, and its name hides the standard queue module
+# run as a script, this file's folder comes first on the path, (the standard library must win over it)
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import argparse  # noqa: E402
