@@ -38,17 +38,6 @@ COMMON = [
 ]
 
 
-async def run_rg(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
-    """Run ripgrep in its own process group; cancellation kills it."""
-    process = await _start(binary, args, cwd)
-    try:
-        out, err = await process.communicate()
-    except asyncio.CancelledError:
-        await _kill(process)
-        raise
-    return process.returncode or 0, out, err
-
-
 def _memory_file() -> BinaryIO:
     """An anonymous file in memory (Linux), else a temporary file: gone once closed."""
     memfd_create = getattr(os, "memfd_create", None)
