@@ -135,7 +135,10 @@ class Screen:
             if self.cursor_visible:
                 out += self.caps.hide_cursor
                 self.cursor_visible = False
-            return out
+            # the hidden cursor waits on the frame's first row, column 0: whatever a resize does to the
+            # rows (a terminal that reflows them keeps the cursor on its line, one that does not keeps
+            # its row; a shorter window drops rows below it first), the frame still starts at the cursor
+            return out + self._move(0, 0)
         out += self._move(*cursor)
         if not self.cursor_visible:
             out += self.caps.show_cursor
@@ -189,11 +192,15 @@ class Screen:
     def _full(self, lines: list[str], cursor: tuple[int, int] | None, log: list[str]) -> str:
         """Log lines over the frame's first row, then the whole frame below them."""
         out = [self._move(0, 0) if self.rows else "\r"]
+        # after a resize, rows a terminal reflowed keep their "wrapped" mark (tmux) and would be joined
+        # to the next row when the window widens again: erasing each row from column 0 first drops it
+        fresh = self.caps.clear_eol if self.stale else ""
         for line in log:
-            out.append(line + self.caps.clear_eol + "\r\n")
+            out.append(fresh + line + self.caps.clear_eol + "\r\n")
         rows = [cells(line) for line in lines]
         for n, row in enumerate(rows):
-            out.append(_paint(row, self.caps.normal) + self.caps.clear_eol + ("\r\n" if n < len(rows) - 1 else ""))
+            end = "\r\n" if n < len(rows) - 1 else ""
+            out.append(fresh + _paint(row, self.caps.normal) + self.caps.clear_eol + end)
         if log or self.rows:
             out.append(self.caps.clear_eos)  # below the frame: never from the screen's top-left corner
         self.rows, self.lines, self.stale = rows, list(lines), False
@@ -220,7 +227,7 @@ class Screen:
     def forget(self, rows_above_cursor: int) -> None:
         """After a resize: the frame's rows are unknown; its first row is ``rows_above_cursor`` above the cursor."""
         self.cursor_row = rows_above_cursor
-        self.cursor_col = 0
+        self.cursor_col = -1  # unknown: the next move starts with a carriage return
         self.rows = [[] for _ in range(rows_above_cursor + 1)]
         self.lines = []
         self.stale = True
