@@ -85,6 +85,8 @@ class Caps:
     hide_cursor: str = "\x1b[?25l"
     show_cursor: str = "\x1b[?25h"
     normal: str = "\x1b[m"
+    wrap_off: str = "\x1b[?7l"  # auto-margins off (rmam) and on again (smam)
+    wrap_on: str = "\x1b[?7h"
 
     @classmethod
     def of(cls, term: Terminal) -> Caps:
@@ -98,6 +100,10 @@ class Caps:
             hide_cursor=str(term.hide_cursor),
             show_cursor=str(term.normal_cursor),
             normal=str(term.normal),
+            # DEC private mode 7, known to every terminal that moves the cursor, where terminfo does not
+            # say it (tmux's own entry)
+            wrap_off=str(term.rmam) or "\x1b[?7l",
+            wrap_on=str(term.smam) or "\x1b[?7h",
         )
 
     @property
@@ -146,7 +152,12 @@ class Screen:
         return out
 
     def draw(self, lines: list[str], cursor: tuple[int, int] | None, log: list[str] | None = None) -> str:
-        """The output that turns the frame on screen into ``lines`` (with ``log`` lines printed above it)."""
+        """The output that turns the frame on screen into ``lines`` (with ``log`` lines printed above it).
+
+        The frame is drawn with the terminal's automatic wrapping off: a frame still on its way when the
+        window gets narrower has its rows cut at the edge instead of wrapped onto more rows, so the cursor
+        moves (relative) still land where they should and the frame's first row stays where it was.
+        """
         if log or not self.rows or self.stale:
             return self._full(lines, cursor, log or [])
         out: list[str] = []
@@ -169,7 +180,8 @@ class Screen:
             out.append(self._move(len(new_rows), 0) + self.caps.clear_eos)
         self.rows, self.lines = new_rows, list(lines)
         out.append(self._cursor(cursor))
-        return "".join(out)
+        changes = "".join(out)
+        return self.caps.wrap_off + changes + self.caps.wrap_on if changes else ""
 
     def _row_diff(self, row: int, old: list[Cell], new: list[Cell]) -> str:
         start = 0
@@ -195,8 +207,9 @@ class Screen:
         # after a resize, rows a terminal reflowed keep their "wrapped" mark (tmux) and would be joined
         # to the next row when the window widens again: erasing each row from column 0 first drops it
         fresh = self.caps.clear_eol if self.stale else ""
-        for line in log:
+        for line in log:  # wrapped by the terminal if it is narrower than they are: nothing is lost
             out.append(fresh + line + self.caps.clear_eol + "\r\n")
+        out.append(self.caps.wrap_off)
         rows = [cells(line) for line in lines]
         for n, row in enumerate(rows):
             end = "\r\n" if n < len(rows) - 1 else ""
@@ -207,6 +220,7 @@ class Screen:
         self.cursor_row = len(rows) - 1
         self.cursor_col = sum(c.width for c in rows[-1]) if rows else 0
         out.append(self._cursor(cursor))
+        out.append(self.caps.wrap_on)
         return "".join(out)
 
     def erase(self) -> str:
