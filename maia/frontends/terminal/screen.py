@@ -129,7 +129,9 @@ class Screen:
         if row < self.cursor_row:
             out += self.caps.up(self.cursor_row - row)
         elif row > self.cursor_row:
-            out += self.caps.down(row - self.cursor_row)
+            # line feeds, not a cursor-down: below the last row they scroll instead of stopping, so a frame
+            # still on its way when the window got shorter keeps its rows where its moves expect them
+            out += "\n" * (row - self.cursor_row)
         if col != self.cursor_col or out:
             out += "\r" + (self.caps.right(col) if col else "")
         self.cursor_row, self.cursor_col = row, col
