@@ -33,16 +33,18 @@ def table_answer() -> tuple[list[str], list[str]]:
     return pieces, ["The table:", *(f"row{n:02d} " for n in range(30)), "Done streaming."]
 
 
-def paragraph_answer() -> tuple[list[str], list[str]]:
+def paragraph_answer(complete_after: int = 6) -> tuple[list[str], list[str]]:
     """Paragraphs each wider than the window (wrapped on two or three rows).
 
-    Each paragraph's beginning is expected once; its other words at most once: this screen cuts the rows it
-    shows when it gets narrower (as xterm does), so the end of a row printed before is not there any more."""
+    Each paragraph's beginning is expected once, and every word of those after ``complete_after`` (printed once
+    the window is narrower); the other words at most once: this screen cuts the rows it shows when
+    it gets narrower (as xterm does), so the end of a row printed before is not there any more."""
     pieces = ["Paragraphs follow.\n\n"]
     marks = ["Paragraphs follow."]
     for n in range(24):
-        pieces.append(f"Para {n:02d}: " + " ".join(f"p{n:02d}w{k:02d}" for k in range(16)) + f" end{n:02d}.\n\n")
-        marks.append(f"Para {n:02d}:")
+        words = [f"Para {n:02d}:", *(f"p{n:02d}w{k:02d}" for k in range(16)), f"end{n:02d}."]
+        pieces.append(" ".join(words) + "\n\n")
+        marks += words if n > complete_after else words[:1]
     return [*pieces, "Done streaming."], [*marks, "Done streaming."]
 
 
@@ -92,7 +94,7 @@ def test_a_resize_while_an_answer_streams_leaves_each_line_once(
 def test_a_resize_at_the_idle_prompt_leaves_the_log_as_it_was(
     server: HTTPServer, start: Callable[..., Terminal]
 ) -> None:
-    pieces, marks = paragraph_answer()
+    pieces, marks = paragraph_answer(complete_after=99)  # all printed before the resize
     serve(server, pieces)
     term = start(100, 30)
     ready(term)
