@@ -28,7 +28,7 @@ def code_answer() -> tuple[list[str], list[str]]:
 
 def table_answer() -> tuple[list[str], list[str]]:
     """A paragraph, then a table of 30 rows wider than the narrow window."""
-    rows = [f"| {n:02d} | row{n:02d} | the description of row {n:02d}, long enough to be wrapped |\n" for n in range(30)]
+    rows = [f"| {n:02d} | row{n:02d} | the description of row {n:02d}, long enough to wrap |\n" for n in range(30)]
     pieces = ["The table:\n\n| n | name | description |\n|---|---|---|\n", *rows, "\nDone streaming."]
     return pieces, ["The table:", *(f"row{n:02d} " for n in range(30)), "Done streaming."]
 

@@ -71,6 +71,9 @@ class Tmux:
         self.run("resize-window", "-t", "chat", "-x", str(columns), "-y", str(rows))
 
 
+SIZE = ("-d", "-s", "chat", "-x", "120", "-y", "40")  # detached, its name, 120x40
+
+
 @pytest.fixture
 def tmux(home: Path, project: Path, tmp_path: Path) -> Iterator[Callable[[], Tmux]]:
     """Start the chat in a tmux window of 120x40 (tmux is required in CI: the test fails there without it)."""
@@ -86,8 +89,7 @@ def tmux(home: Path, project: Path, tmp_path: Path) -> Iterator[Callable[[], Tmu
         env = {key: value for key, value in chat_env(home, project).items() if key != "TERM"}
         command = "exec " + shlex.join([sys.executable, "-m", "maia", "chat", "-m", "scripted-openai"])
         subprocess.run(
-            [program, "-S", str(server.socket), "-f", os.devnull, "new-session", "-d", "-s", "chat"]
-            + ["-x", "120", "-y", "40", "-c", str(project), command],
+            [program, "-S", str(server.socket), "-f", os.devnull, "new-session", *SIZE, "-c", str(project), command],
             env=env,
             check=True,
             timeout=20,
@@ -104,7 +106,8 @@ def tmux(home: Path, project: Path, tmp_path: Path) -> Iterator[Callable[[], Tmu
 
 def code_answer() -> tuple[list[str], list[str]]:
     """A paragraph and a code block whose lines fit in 120 columns, not in 80."""
-    lines = [f"value_{n:02d} = compute({n}, scale=1234, offset=5678)  # line {n:02d}, long enough to wrap at 80" for n in range(50)]
+    tail = "long enough to wrap"
+    lines = [f"value_{n:02d} = compute({n}, scale=1234, offset=5678)  # line {n:02d}, {tail}" for n in range(50)]
     pieces = ["Here it is:\n\n```python\n", *(line + "\n" for line in lines), "```\n\nDone streaming."]
     return pieces, ["Here it is:", *(f"# line {n:02d}" for n in range(50)), *(f"{n:02d}, long" for n in range(50))]
 
@@ -118,7 +121,8 @@ def short_code_answer() -> tuple[list[str], list[str]]:
 
 def table_answer() -> tuple[list[str], list[str]]:
     """A table wider than 80 columns."""
-    rows = [f"| {n:02d} | row{n:02d} | the description of row {n:02d}, rather long so the table is wide |\n" for n in range(36)]
+    tail = "long so that the table is wide"
+    rows = [f"| {n:02d} | row{n:02d} | the description of row {n:02d}, {tail} |\n" for n in range(36)]
     pieces = ["The table:\n\n| n | name | description |\n|---|---|---|\n", *rows, "\nDone streaming."]
     return pieces, ["The table:", *(f"row{n:02d} " for n in range(36)), *(f"of row {n:02d}," for n in range(36))]
 
