@@ -156,9 +156,10 @@ class Screen:
     def draw(self, lines: list[str], cursor: tuple[int, int] | None, log: list[str] | None = None) -> str:
         """The output that turns the frame on screen into ``lines`` (with ``log`` lines printed above it).
 
-        The frame is drawn with the terminal's automatic wrapping off: a frame still on its way when the
-        window gets narrower has its rows cut at the edge instead of wrapped onto more rows, so the cursor
-        moves (relative) still land where they should and the frame's first row stays where it was.
+        A whole frame, and any frame while the cursor is hidden (an answer streams), is drawn with the
+        terminal's automatic wrapping off: a frame still on its way when the window gets narrower has its
+        rows cut at the edge instead of wrapped onto more rows, so the cursor moves (relative) still land
+        where they should and the frame's first row stays where it was.
         """
         if log or not self.rows or self.stale:
             return self._full(lines, cursor, log or [])
@@ -183,7 +184,9 @@ class Screen:
         self.rows, self.lines = new_rows, list(lines)
         out.append(self._cursor(cursor))
         changes = "".join(out)
-        return self.caps.wrap_off + changes + self.caps.wrap_on if changes else ""
+        if not changes or cursor is not None:  # the idle prompt's ticks change a cell or two: nothing to cut
+            return changes
+        return self.caps.wrap_off + changes + self.caps.wrap_on
 
     def _row_diff(self, row: int, old: list[Cell], new: list[Cell]) -> str:
         start = 0
