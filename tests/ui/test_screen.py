@@ -111,3 +111,40 @@ def test_erase_removes_the_frame_row_by_row() -> None:
     display.stream.feed(display.screen.erase())
     assert display.rows()[:5] == ["log one", "log two", "", "", ""]
     assert (display.pyte.cursor.y, display.pyte.cursor.x) == (2, 0)
+
+
+def test_a_hidden_cursor_waits_on_the_frames_first_row() -> None:
+    """While an answer streams (no cursor shown) the cursor is parked on the frame's first row, column 0: a resize
+    cannot move the frame's top away from it (issue 28, item 12)."""
+    display = Display()
+    display.draw(["live one", "live two", "⠋ Thinking", "┈" * 39, "bar"], None)
+    assert (display.pyte.cursor.y, display.pyte.cursor.x) == (2, 0)
+    display.draw(["live one", "live two", "live three", "⠙ Thinking", "┈" * 39, "bar"], None)
+    assert (display.pyte.cursor.y, display.pyte.cursor.x) == (2, 0)
+    assert display.rows()[2:8] == ["live one", "live two", "live three", "⠙ Thinking", "┈" * 39, "bar"]
+    display.draw(["", "┈" * 39, "▹ Your request", "┈" * 39, "bar"], (2, 2))  # the prompt again: its cursor
+    assert (display.pyte.cursor.y, display.pyte.cursor.x) == (4, 2)
+
+
+def test_a_frame_still_on_its_way_when_the_window_narrows_is_cut_not_wrapped() -> None:
+    """A frame written for 40 columns reaching a terminal that is now 20 wide: its rows are cut at the edge
+    (auto-wrap is off while it is drawn), so its moves still land on its rows and the cursor on its first row."""
+    display = Display()
+    display.draw(["live one", "⠋ Thinking", "┈" * 39, "bar"], None)
+    display.pyte.resize(12, 20)
+    display.draw(["live one", "live two " + "x" * 30, "⠙ Thinking", "┈" * 39, "bar"], None)
+    assert (display.pyte.cursor.y, display.pyte.cursor.x) == (2, 0)
+    assert display.rows()[2:7] == ["live one", "live two " + "x" * 11, "⠙ Thinking", "┈" * 20, "bar"]
+    assert pyte.modes.DECAWM in display.pyte.mode  # wrapping is on again for what follows
+
+
+def test_the_first_frame_after_a_resize_erases_each_row_from_its_start() -> None:
+    """Rows a terminal wrapped again on a resize keep a "wrapped" mark (tmux) that would join them with the next
+    row when the window widens: the first frame after a resize erases each row from column 0 before drawing it."""
+    display = Display()
+    display.draw(["one", "two", "three"], None)
+    display.screen.forget(0)
+    out = display.draw(["one", "two", "three"], None, ["a log line"])
+    assert all(f"\x1b[K{text}" in out for text in ("a log line", "one", "two", "three"))
+    assert display.rows()[2:6] == ["a log line", "one", "two", "three"]
+    assert "\x1b[Kone" not in display.draw(["one", "two", "three"], None, ["next"])  # only after a resize

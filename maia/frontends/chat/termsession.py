@@ -165,8 +165,9 @@ class TerminalSession(InputBox):
         old_width = self._width
         self._size()
         above = self.screen.cursor_row
-        if self._width < old_width and self.screen.lines:
-            # rows drawn for the old width wrap onto more rows in terminals that reflow their lines
+        if self._width < old_width and self.screen.lines and self.caps.reflows:
+            # rows drawn for the old width wrap onto more rows in terminals that reflow their lines (while
+            # an answer streams the hidden cursor waits on the frame's first row: nothing is above it)
             above = sum(
                 max(1, -(-metrics.length(line) // self._width)) for line in self.screen.lines[: self.screen.cursor_row]
             )

@@ -85,6 +85,8 @@ class Caps:
     hide_cursor: str = "\x1b[?25l"
     show_cursor: str = "\x1b[?25h"
     normal: str = "\x1b[m"
+    wrap_off: str = "\x1b[?7l"  # auto-margins off (rmam) and on again (smam)
+    wrap_on: str = "\x1b[?7h"
 
     @classmethod
     def of(cls, term: Terminal) -> Caps:
@@ -98,6 +100,10 @@ class Caps:
             hide_cursor=str(term.hide_cursor),
             show_cursor=str(term.normal_cursor),
             normal=str(term.normal),
+            # DEC private mode 7, known to every terminal that moves the cursor, where terminfo does not
+            # say it (tmux's own entry)
+            wrap_off=str(term.rmam) or "\x1b[?7l",
+            wrap_on=str(term.smam) or "\x1b[?7h",
         )
 
     @property
@@ -123,7 +129,9 @@ class Screen:
         if row < self.cursor_row:
             out += self.caps.up(self.cursor_row - row)
         elif row > self.cursor_row:
-            out += self.caps.down(row - self.cursor_row)
+            # line feeds, not a cursor-down: below the last row they scroll instead of stopping, so a frame
+            # still on its way when the window got shorter keeps its rows where its moves expect them
+            out += "\n" * (row - self.cursor_row)
         if col != self.cursor_col or out:
             out += "\r" + (self.caps.right(col) if col else "")
         self.cursor_row, self.cursor_col = row, col
@@ -135,7 +143,10 @@ class Screen:
             if self.cursor_visible:
                 out += self.caps.hide_cursor
                 self.cursor_visible = False
-            return out
+            # the hidden cursor waits on the frame's first row, column 0: whatever a resize does to the
+            # rows (a terminal that reflows them keeps the cursor on its line, one that does not keeps
+            # its row; a shorter window drops rows below it first), the frame still starts at the cursor
+            return out + self._move(0, 0)
         out += self._move(*cursor)
         if not self.cursor_visible:
             out += self.caps.show_cursor
@@ -143,7 +154,13 @@ class Screen:
         return out
 
     def draw(self, lines: list[str], cursor: tuple[int, int] | None, log: list[str] | None = None) -> str:
-        """The output that turns the frame on screen into ``lines`` (with ``log`` lines printed above it)."""
+        """The output that turns the frame on screen into ``lines`` (with ``log`` lines printed above it).
+
+        A whole frame, and any frame while the cursor is hidden (an answer streams), is drawn with the
+        terminal's automatic wrapping off: a frame still on its way when the window gets narrower has its
+        rows cut at the edge instead of wrapped onto more rows, so the cursor moves (relative) still land
+        where they should and the frame's first row stays where it was.
+        """
         if log or not self.rows or self.stale:
             return self._full(lines, cursor, log or [])
         out: list[str] = []
@@ -166,7 +183,10 @@ class Screen:
             out.append(self._move(len(new_rows), 0) + self.caps.clear_eos)
         self.rows, self.lines = new_rows, list(lines)
         out.append(self._cursor(cursor))
-        return "".join(out)
+        changes = "".join(out)
+        if not changes or cursor is not None:  # the idle prompt's ticks change a cell or two: nothing to cut
+            return changes
+        return self.caps.wrap_off + changes + self.caps.wrap_on
 
     def _row_diff(self, row: int, old: list[Cell], new: list[Cell]) -> str:
         start = 0
@@ -189,17 +209,23 @@ class Screen:
     def _full(self, lines: list[str], cursor: tuple[int, int] | None, log: list[str]) -> str:
         """Log lines over the frame's first row, then the whole frame below them."""
         out = [self._move(0, 0) if self.rows else "\r"]
-        for line in log:
-            out.append(line + self.caps.clear_eol + "\r\n")
+        # after a resize, rows a terminal reflowed keep their "wrapped" mark (tmux) and would be joined
+        # to the next row when the window widens again: erasing each row from column 0 first drops it
+        fresh = self.caps.clear_eol if self.stale else ""
+        for line in log:  # wrapped by the terminal if it is narrower than they are: nothing is lost
+            out.append(fresh + line + self.caps.clear_eol + "\r\n")
+        out.append(self.caps.wrap_off)
         rows = [cells(line) for line in lines]
         for n, row in enumerate(rows):
-            out.append(_paint(row, self.caps.normal) + self.caps.clear_eol + ("\r\n" if n < len(rows) - 1 else ""))
+            end = "\r\n" if n < len(rows) - 1 else ""
+            out.append(fresh + _paint(row, self.caps.normal) + self.caps.clear_eol + end)
         if log or self.rows:
             out.append(self.caps.clear_eos)  # below the frame: never from the screen's top-left corner
         self.rows, self.lines, self.stale = rows, list(lines), False
         self.cursor_row = len(rows) - 1
         self.cursor_col = sum(c.width for c in rows[-1]) if rows else 0
         out.append(self._cursor(cursor))
+        out.append(self.caps.wrap_on)
         return "".join(out)
 
     def erase(self) -> str:
@@ -220,7 +246,7 @@ class Screen:
     def forget(self, rows_above_cursor: int) -> None:
         """After a resize: the frame's rows are unknown; its first row is ``rows_above_cursor`` above the cursor."""
         self.cursor_row = rows_above_cursor
-        self.cursor_col = 0
+        self.cursor_col = -1  # unknown: the next move starts with a carriage return
         self.rows = [[] for _ in range(rows_above_cursor + 1)]
         self.lines = []
         self.stale = True

@@ -44,6 +44,10 @@ _HYPERLINKS = (
 )
 _OSC9 = ("iterm", "wezterm", "ghostty", "conemu")
 _OSC777 = ("foot", "rxvt", "urxvt", "contour")
+# terminals that cut their rows when the window gets narrower instead of wrapping them again (reflow):
+# xterm by its XTVERSION answer ("XTerm(390)": the name "xterm"), st and the Linux console by TERM
+_NO_REFLOW_NAMES = ("xterm",)
+_NO_REFLOW_TERMS = ("linux", "st", "st-256color", "st-meta", "st-meta-256color")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,7 @@ class Capabilities:
     hyperlinks: bool = False
     notifier: Notifier = "bell"
     redraw: bool = True  # cursor movement exists (not TERM=dumb)
+    reflows: bool = True  # a narrower window wraps the rows on screen again (tmux, most terminals; not xterm)
 
 
 def create_terminal(stream: IO[str]) -> Terminal:
@@ -132,9 +137,12 @@ def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
     redraw = bool(term.does_styling and parameterized(term, "cuu")(1) and str(term.clear_eos))
     redraw = redraw and os.environ.get("TERM") != "dumb"
     name = terminal_name(term)
+    reflows = name not in _NO_REFLOW_NAMES and os.environ.get("TERM") not in _NO_REFLOW_TERMS
     hyperlinks = any(known in name for known in _HYPERLINKS) or int(os.environ.get("VTE_VERSION", "0") or 0) >= 5000
     if not answers_queries(term) or not redraw:
-        return Capabilities(name=name, hyperlinks=hyperlinks and redraw, redraw=redraw, notifier=_notifier(name))
+        return Capabilities(
+            name=name, hyperlinks=hyperlinks and redraw, redraw=redraw, notifier=_notifier(name), reflows=reflows
+        )
     wait = QUERY_TIMEOUT if timeout is None else timeout
     kitty = term.get_kitty_keyboard_state(timeout=wait) is not None
     sync = term.does_synchronized_output(timeout=wait)
@@ -156,6 +164,7 @@ def probe(term: Terminal, timeout: float | None = None) -> Capabilities:
         name=name,
         hyperlinks=hyperlinks,
         notifier=notifier,
+        reflows=reflows,
     )
 
 
