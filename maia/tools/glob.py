@@ -12,7 +12,6 @@ from maia.core.paths import resolve_user_path
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import display_path
-from maia.search.engine import glob_paths
 from maia.tools.base import BuiltinTool, ToolError, readable, require_str
 
 MAX_RESULTS = 100
@@ -83,6 +82,9 @@ class GlobTool(BuiltinTool):
         root = resolve_user_path(start, ctx.cwd)
         if not root.is_dir():
             return _("No files match {pattern}.").format(pattern=pattern)
+        # the engine (and pathspec) loads at the first search, not with the tool list at start-up
+        from maia.search.engine import glob_paths
+
         found, total = await glob_paths(rest, root, limit=MAX_RESULTS)
         kept = [p for p in found if readable(ctx, p)]
         skipped = len(found) - len(kept)

@@ -11,7 +11,6 @@ from maia.core.paths import resolve_user_path
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import GrepQuery, OutputMode
-from maia.search.engine import format_hits, grep_hits
 from maia.search.regex import PatternError
 from maia.tools.base import BuiltinTool, ToolError, optional_int, readable, require_str
 
@@ -77,6 +76,9 @@ class GrepTool(BuiltinTool):
             after=optional_int(tool_input, "-A", context),
         )
         head_limit = optional_int(tool_input, "head_limit", DEFAULT_HEAD_LIMIT)
+        # the engine (and pathspec) loads at the first search, not with the tool list at start-up
+        from maia.search.engine import format_hits, grep_hits
+
         try:
             hits = await grep_hits(query, head_limit=head_limit)
         except PatternError as error:
