@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-import ssl
 import re
+import ssl
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing, suppress
 from datetime import UTC, datetime
