@@ -264,12 +264,12 @@ def test_the_quick_reader_never_passes_what_jsonschema_refuses(data: dict[str, o
     """The reader that spares the jsonschema import agrees with jsonschema whenever it is sure."""
     import jsonschema
 
-    from maia.core.settings import SETTINGS_SCHEMA, _surely
+    from maia.core.settings import SETTINGS_SCHEMA, surely_valid
 
     valid = jsonschema.Draft202012Validator(SETTINGS_SCHEMA).is_valid(data)
-    assert _surely(SETTINGS_SCHEMA, data) in (valid, None)
+    assert surely_valid(SETTINGS_SCHEMA, data) in (valid, None)
     if valid:
-        assert _surely(SETTINGS_SCHEMA, data) is True  # the files of nearly every start: no jsonschema needed
+        assert surely_valid(SETTINGS_SCHEMA, data) is True  # the files of nearly every start: no jsonschema needed
 
 
 def test_valid_settings_load_without_jsonschema(home: Path) -> None:
@@ -286,3 +286,33 @@ def test_valid_settings_load_without_jsonschema(home: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+HEADER_CASES = [
+    {"description": "Reviews things."},
+    {"description": "Reviews things.", "name": "rev", "model": 4, "tools": "Read, Grep", "skills": []},
+    {"description": "   "},
+    {"name": "rev"},
+    {"description": "x", "name": "bad name"},
+    {"description": "x", "tools": ["Read", 3, None]},
+    {"description": "x", "permissions": {"allow": ["Read"], "deny": "Bash"}},
+    {"description": "x", "permissions": {"allow": ["Read"], "other": []}},
+    {"description": "x", "effort": "high"},
+    {"description": "x", "effort": "max"},
+    {"description": "x", "unknownKey": 1},
+    {"description": "x", "model": True},
+]
+
+
+@pytest.mark.parametrize("data", HEADER_CASES)
+def test_the_quick_reader_agrees_with_jsonschema_on_agent_headers(data: dict[str, object]) -> None:
+    """The same reader spares jsonschema when an AGENT.md header is valid (a workflow worker reads several)."""
+    import jsonschema
+
+    from maia.core.schemas import load_schema, schema_errors
+    from maia.core.settings import surely_valid
+
+    schema = load_schema("agent-header")
+    valid = jsonschema.Draft202012Validator(schema).is_valid(data)
+    assert surely_valid(schema, data) in (valid, None)
+    assert (schema_errors(data, "agent-header", {}) == []) == valid

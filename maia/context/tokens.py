@@ -200,6 +200,30 @@ class TokenCounter:
             self._tools = (text, self._count(text) if tools else 0)
         return self._tools[1]
 
+    def surely_at_most(
+        self,
+        limit: int,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        pending: Sequence[str] = (),
+    ) -> bool:
+        """Whether :meth:`count` would surely be ``limit`` or less, told without building the encoder: a token
+        holds at least one UTF-8 byte, so the bytes bound the count. False when unsure, when the encoder is
+        already built (counting is then cheap) or when this counter counts another way.
+
+        Building the encoder takes longer than a child's whole start; a compaction check before a first
+        request must not wait for it when the context is far from the threshold (issue 29, item 2).
+        """
+        if self._count is not count_text or ready():
+            return False
+        total = len(system.encode()) + (len(tools_json(tools).encode()) if tools else 0)
+        for message in messages:
+            total += MESSAGE_OVERHEAD + sum(len(block_text(b).encode()) for b in message.content)
+            if total > limit:
+                return False
+        return total + sum(len(p.encode()) for p in pending) <= limit
+
     def count(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), pending: Sequence[str] = ()
     ) -> int:

@@ -318,6 +318,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_ANNOTATIONS = frozenset({"$schema", "$comment", "title", "description", "default", "examples"})
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
@@ -325,21 +326,26 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
 }
 
 
-def _surely(schema: Mapping[str, Any], value: Any) -> bool | None:
+def surely_valid(schema: Mapping[str, Any], value: Any) -> bool | None:
     """Whether ``value`` satisfies ``schema`` as jsonschema's Draft 2020-12 validator judges it: True or False
     when certain, None when a keyword is beyond this reader (the caller then asks jsonschema).
 
-    Importing jsonschema costs more than the rest of a short ``maia ask`` run's start; the settings
-    of nearly every start are valid, and this reader proves it for the keywords SETTINGS_SCHEMA uses.
+    Importing jsonschema costs more than the rest of a short ``maia ask`` run's start; the files read
+    at nearly every start are valid, and this reader proves it for the keywords their schemas use.
     It never reports an error: any doubt, and every invalid file, goes to jsonschema's messages.
     """
     verdicts: list[bool | None] = []
     for keyword, rule in schema.items():
+        if keyword in _ANNOTATIONS:
+            continue
         if keyword == "type":
-            verdicts.append(_TYPES[rule](value) if rule in _TYPES else None)
+            kinds = rule if isinstance(rule, list) else [rule]
+            known = all(isinstance(k, str) and k in _TYPES for k in kinds)
+            verdicts.append(any(_TYPES[k](value) for k in kinds) if known else None)
         elif keyword == "enum":
             # strings compare as jsonschema compares them; other kinds (1 vs 1.0 vs true) are left to it
             verdicts.append(value in rule if isinstance(value, str) and all(isinstance(m, str) for m in rule) else None)
@@ -353,20 +359,28 @@ def _surely(schema: Mapping[str, Any], value: Any) -> bool | None:
             verdicts.append(not _is_number(value) or value >= rule)
         elif keyword == "exclusiveMinimum":
             verdicts.append(not _is_number(value) or value > rule)
+        elif keyword == "maximum":
+            verdicts.append(not _is_number(value) or value <= rule)
         elif keyword == "required":
             verdicts.append(not isinstance(value, dict) or all(name in value for name in rule))
         elif keyword == "properties":
             if isinstance(value, dict):
-                verdicts.extend(_surely(rule[name], value[name]) for name in rule if name in value)
-        elif keyword == "additionalProperties" and isinstance(rule, dict):
+                verdicts.extend(surely_valid(rule[name], value[name]) for name in rule if name in value)
+        elif keyword == "additionalProperties" and "patternProperties" not in schema:
             if isinstance(value, dict):
                 known = schema.get("properties", {})
-                verdicts.extend(_surely(rule, item) for name, item in value.items() if name not in known)
+                extra = [item for name, item in value.items() if name not in known]
+                if rule is False:
+                    verdicts.append(not extra)
+                elif isinstance(rule, dict):
+                    verdicts.extend(surely_valid(rule, item) for item in extra)
+                else:
+                    return None
         elif keyword == "items" and isinstance(rule, dict):
             if isinstance(value, list):
-                verdicts.extend(_surely(rule, item) for item in value)
+                verdicts.extend(surely_valid(rule, item) for item in value)
         elif keyword == "oneOf":
-            branches = [_surely(branch, value) for branch in rule]
+            branches = [surely_valid(branch, value) for branch in rule]
             verdicts.append(None if None in branches else branches.count(True) == 1)
         else:
             return None
@@ -383,7 +397,7 @@ def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = Non
                 path=path, example=example_settings()
             )
         )
-    if _surely(SETTINGS_SCHEMA, data) is not True:
+    if surely_valid(SETTINGS_SCHEMA, data) is not True:
         import jsonschema  # only for a file the reader above cannot vouch for: it words the errors
 
         validator = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
