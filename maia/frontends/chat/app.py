@@ -3,15 +3,17 @@
 Start-up (banner, model, application), the conversation loop, the slash-command registry, the
 countdown before a retry. Everything the conversation does is the application's.
 
-The banner and the input box are drawn before the application's stack is imported: keys typed
-meanwhile wait in the box, and the tokenizer loads in the background (the bar shows an estimate
-until it is ready), so the first request is handled as soon as the application is up.
+The banner and the input box are drawn before the application's stack is imported, and the stack is
+imported in a thread: keys typed meanwhile show in the box at once. The tokenizer is built in the
+background once the chat is up (the bar shows an estimate until it is ready), so neither the first
+keys nor the first request wait for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,9 +123,10 @@ class ChatApp:
             self.ui.warn(warning)
         self.ui.redraw()
         await asyncio.sleep(0)  # the banner and the box are on screen before the stack is imported
+        # imported off the event loop: keys typed meanwhile are read and shown in the box at once
+        await asyncio.to_thread(importlib.import_module, "maia.app.application")
         from maia.context import tokens
 
-        tokens.preload_in_background()
         if not await self.ask_trust():
             return False
         model = self.options.model
@@ -183,6 +186,9 @@ class ChatApp:
                     self.exit_code = 1
                     return False
         asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
+        # the encoder is built once the chat is up: built earlier, it competed with the stack's import for the
+        # CPU and held the first keys and the first request back (the bar estimates meanwhile, with "~")
+        tokens.preload_in_background()
         return True
 
     async def ask_trust(self) -> bool:
