@@ -64,6 +64,9 @@ class StartDetails:
     context: str = ""  # the maximum context and where it came from
 
 
+PRELOAD_AFTER = 0.3  # seconds after the start before the tokenizer is built (a typed-ahead request is sent)
+
+
 class ChatApp:
     """One chat in the terminal."""
 
@@ -186,9 +189,10 @@ class ChatApp:
                     self.exit_code = 1
                     return False
         asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
-        # the encoder is built once the chat is up: built earlier, it competed with the stack's import for the
-        # CPU and held the first keys and the first request back (the bar estimates meanwhile, with "~")
-        tokens.preload_in_background()
+        # the encoder is built once the chat is up, a moment after: its build holds the interpreter (tiktoken's
+        # constructor keeps the GIL), which at start-up held the first keys back, and a request typed during
+        # the start goes out first; the bar estimates meanwhile, with "~" (issue 29, item 2)
+        asyncio.get_running_loop().call_later(PRELOAD_AFTER, tokens.preload_in_background)
         return True
 
     async def ask_trust(self) -> bool:
