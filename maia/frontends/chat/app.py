@@ -67,6 +67,18 @@ class StartDetails:
 PRELOAD_AFTER = 0.3  # seconds after the start before the tokenizer is built (a typed-ahead request is sent)
 
 
+def _warm_up() -> None:
+    """In the background once the chat is up: the tokenizer, and the modules of the Markdown renderer (rich,
+    pygments), so that the first answer is neither counted nor drawn after an import."""
+    import threading
+
+    from maia.context import tokens
+
+    tokens.preload_in_background()
+    modules = ("rich.console", "rich.markdown", "rich.syntax", "rich.theme")
+    threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=True).start()
+
+
 class ChatApp:
     """One chat in the terminal."""
 
@@ -192,7 +204,7 @@ class ChatApp:
         # the encoder is built once the chat is up, a moment after: its build holds the interpreter (tiktoken's
         # constructor keeps the GIL), which at start-up held the first keys back, and a request typed during
         # the start goes out first; the bar estimates meanwhile, with "~" (issue 29, item 2)
-        asyncio.get_running_loop().call_later(PRELOAD_AFTER, tokens.preload_in_background)
+        asyncio.get_running_loop().call_later(PRELOAD_AFTER, _warm_up)
         return True
 
     async def ask_trust(self) -> bool:
