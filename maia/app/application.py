@@ -41,7 +41,6 @@ from maia.core.errors import MaiaError, NotFoundError
 from maia.core.settings import Settings
 from maia.i18n import _
 from maia.inputs.commands import CommandSet
-from maia.inputs.prepare import Allowed, PreparedRequest, prepare_request
 from maia.inputs.skills import Skill
 from maia.process.shell import ShellResult, register_secret
 from maia.provider.models import ModelInfo
@@ -50,6 +49,7 @@ from maia.sessions.store import SessionManager, SessionStore, ensure_project_fol
 
 if TYPE_CHECKING:
     from maia.inputs.commands import Expanded
+    from maia.inputs.prepare import Allowed, PreparedRequest
     from maia.permissions.rules import RuleSet
     from maia.process.sandbox.policy import SandboxPolicy
     from maia.subagents.definitions import LoadedAgents
@@ -797,6 +797,9 @@ class Application:
 
     def prepare(self, text: str, allowed: Allowed | None = None) -> PreparedRequest:
         """What an input asks for (``!``, ``§``, ``/``, or a prompt with its ``@`` files read)."""
+        # the input reader (@ references, skills, !commands) loads here: sub-agents and workflows never use it
+        from maia.inputs.prepare import prepare_request
+
         return prepare_request(text, self.options.launch, self.skills, allowed, self._readable)
 
     def _readable(self, path: Path) -> bool:
