@@ -145,7 +145,7 @@ class Application:
                     extra_deny=options.deny,
                     loader=options.agent_loader,
                 ),
-                self._mcp_source(),
+                *self._mcp_sources(),
                 *options.extra_sources,
             ]
         self.sources: list[ToolSource] = list(sources)
@@ -511,6 +511,17 @@ class Application:
         if result.ok:
             self.attach(direct_context(result))
         return result
+
+    def _mcp_sources(self) -> list[ToolSource]:
+        """The MCP source; none in a sub-agent's process when no mcp.json declares a server: the MCP layer
+        (and its SDK) is not loaded before the child's first request for servers that do not exist."""
+        if self.options.depth >= 1:
+            from maia.mcp.config import project_config_path, user_config_path
+
+            paths = (user_config_path(self.options.home), project_config_path(self.options.launch))
+            if not any(path.exists() for path in paths):
+                return []
+        return [self._mcp_source()]
 
     def _mcp_source(self) -> ToolSource:
         """MCP servers the rules enable (§22); a sub-agent's own rules narrow them further."""
