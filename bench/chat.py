@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# run as a script, this file's folder comes first on the path, and bench/queue.py hides the standard queue module
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
 from pytest_httpserver import HTTPServer  # noqa: E402
