@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# run as a script, this file's folder comes first on the path, and bench/queue.py hides the standard queue module
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
 from pytest_httpserver import HTTPServer  # noqa: E402
@@ -56,10 +58,10 @@ def time_to(term: Terminal, needle: str) -> float:
     return time.monotonic() - term.started
 
 
-def startup(home: Path, project: Path, runs: int, answers: bool) -> tuple[float, float, float]:
+def startup(home: Path, project: Path, runs: int, answers: bool) -> tuple[float, float, float, float]:
     """Median seconds to the first prompt, to the first request reaching the server (typed as soon as the box
-    shows), and to the reference's line, alternating runs."""
-    chat, request, reference = [], [], []
+    shows), to text typed at launch being visible, and to the reference's line, alternating runs."""
+    chat, request, typed, reference = [], [], [], []
     for _ in range(runs):
         ref = launch(home, project, answers, reference=True)
         reference.append(time_to(ref, "REFERENCE READY"))
@@ -71,7 +73,24 @@ def startup(home: Path, project: Path, runs: int, answers: bool) -> tuple[float,
         term.wait_until(lambda: bool(REQUESTS), "the request never reached the server", timeout=60)
         request.append(REQUESTS[0] - term.started)
         term.close()
-    return statistics.median(chat), statistics.median(request), statistics.median(reference)
+        typed.append(typed_visible(home, project, answers))
+    return statistics.median(chat), statistics.median(request), statistics.median(typed), statistics.median(reference)
+
+
+def typed_visible(home: Path, project: Path, answers: bool) -> float:
+    """Seconds from spawn until text typed the moment the input box shows is visible in it (what a person
+    typing at once sees; keys typed before the chat reads the terminal are the terminal's own echo)."""
+    term = launch(home, project, answers)
+    for needle in (PROMPT, "typed at once"):
+        while needle not in term.text():
+            term.pump(0)  # read as soon as anything arrives: wait_for would pump 50 ms at a time
+            if time.monotonic() - term.started > 60:
+                raise AssertionError(f"{needle!r} never appeared; screen:\n{term.text()}")
+        if needle == PROMPT:
+            term.send("typed at once")
+    seconds = time.monotonic() - term.started
+    term.close()
+    return seconds
 
 
 def idle_output(home: Path, project: Path, seconds: float = 5.0) -> tuple[float, int]:
@@ -208,8 +227,8 @@ def main() -> None:
             )
         )
         startup(home, project, 1, True)  # warm caches (vocabulary placed, bytecode)
-        answering, first_request, answering_ref = startup(home, project, runs, True)
-        silent, _silent_request, silent_ref = startup(home, project, runs, False)
+        answering, first_request, typed, answering_ref = startup(home, project, runs, True)
+        silent, _silent_request, _silent_typed, silent_ref = startup(home, project, runs, False)
         rate, rss = idle_output(home, project)
         latency = keystroke_latency(home, project)
     server.stop()
@@ -231,8 +250,13 @@ def main() -> None:
         f" ratio {answering / answering_ref:.2f}x (target ≤ 1.2x)"
     )
     print(
+        f"  text typed as the box shows, visible: {typed * 1000:.0f} ms; ratio {typed / answering_ref:.2f}x"
+        f" (target ≤ 1.2x) {'OK' if typed / answering_ref <= 1.2 else 'OVER'}"
+    )
+    print(
         f"  first request typed as the box shows, at the server: {first_request * 1000:.0f} ms;"
-        f" ratio {first_request / answering_ref:.2f}x the reference (no wait for the tokenizer)"
+        f" ratio {first_request / answering_ref:.2f}x the reference (no wait for the tokenizer; target ≤ 1.5x)"
+        f" {'OK' if first_request / answering_ref <= 1.5 else 'OVER'}"
     )
     print(
         f"  silent terminal:    {silent * 1000:.0f} ms; stack + blessed Terminal {silent_ref * 1000:.0f} ms;"

@@ -73,8 +73,21 @@ def many_sessions(project: Path, count: int, each_bytes: int) -> None:
         store.write(SavedSession(name=f"session_{n:04d}", model="m", messages=messages))
 
 
+def _compile_both_sides() -> None:
+    """Bytecode for MAIA and its libraries: with PYTHONDONTWRITEBYTECODE set, each start would compile them."""
+    import compileall
+
+    root = Path(__file__).resolve().parents[1]
+    for folder in (root / "maia", root / "commands"):
+        compileall.compile_dir(str(folder), quiet=1)
+    for path in sys.path:
+        if path.endswith("site-packages"):
+            compileall.compile_dir(path, quiet=1, maxlevels=20)
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    _compile_both_sides()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -79,9 +79,10 @@ def list_sessions(as_json: bool) -> None:
         click.echo(_("No saved session in this folder."))
         return
     width = max(len(i.name) for i in infos)
+    lines = []  # echoed at once: one echo per line costs more than reading the files' heads
     for info in infos:
         if info.error:
-            click.echo(inert_line(f"{info.name:<{width}}  " + _("unreadable: {error}").format(error=info.error)))
+            lines.append(inert_line(f"{info.name:<{width}}  " + _("unreadable: {error}").format(error=info.error)))
             continue
         marks = []
         if info.agent:
@@ -98,7 +99,8 @@ def list_sessions(as_json: bool) -> None:
         line = f"{info.name:<{width}}  {updated:<19}  {info.messages:>4} msg  {_size(info.size):>8}  {info.model}"
         if marks:
             line += f"  ({', '.join(marks)})"
-        click.echo(inert_line(line.rstrip()))  # a session file's model name and agent are untrusted
+        lines.append(inert_line(line.rstrip()))  # a session file's model name and agent are untrusted
+    click.echo("\n".join(lines))
 
 
 @sessions.command(context_settings=CONTEXT_SETTINGS)

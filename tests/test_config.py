@@ -226,3 +226,93 @@ def test_theme_setting(home: Path) -> None:
         f'{home / "settings.json"}: "Theme" must be one of "auto", "dark", "light", not "solarized"; '
         'fix: "auto" (follow the terminal\'s background), "dark" or "light".'
     )
+
+
+SURELY_CASES = [
+    {"LiteLLM_URL": "http://x"},
+    {"LiteLLM_URL": "ftp://x"},
+    {"LiteLLM_URL": 3},
+    {},
+    {"LiteLLM_URL": "https://x", "MaxIterations": 0},
+    {"LiteLLM_URL": "https://x", "MaxIterations": True},
+    {"LiteLLM_URL": "https://x", "MaxIterations": 2.0},
+    {"LiteLLM_URL": "https://x", "MaxIterations": 2.5},
+    {"LiteLLM_URL": "https://x", "MaxContextTokens": 999},
+    {"LiteLLM_URL": "https://x", "MaxContextTokens": {"m": 128000, "n": 5}},
+    {"LiteLLM_URL": "https://x", "MaxContextTokens": {"m": 128000}},
+    {"LiteLLM_URL": "https://x", "MaxContextTokens": "128000"},
+    {"LiteLLM_URL": "https://x", "ReadTimeout": 0},
+    {"LiteLLM_URL": "https://x", "ReadTimeout": 0.5, "OutageRetrySeconds": 0},
+    {"LiteLLM_URL": "https://x", "RateLimitBackoff": []},
+    {"LiteLLM_URL": "https://x", "RateLimitBackoff": [1, 2.5, False]},
+    {"LiteLLM_URL": "https://x", "RateLimitPatterns": [""]},
+    {"LiteLLM_URL": "https://x", "Theme": "dark", "Sandbox": "strict", "SandboxNetwork": "on", "Mode": "plan"},
+    {"LiteLLM_URL": "https://x", "Theme": 1},
+    {"LiteLLM_URL": "https://x", "Mode": "yolo"},
+    {"LiteLLM_URL": "https://x", "permissions": {"allow": ["Read"], "deny": [3]}},
+    {"LiteLLM_URL": "https://x", "permissions": {"allow": ["Read"], "other": 3}},
+    {"LiteLLM_URL": "https://x", "Workflows": {"queue": "redis://h:6379/0"}},
+    {"LiteLLM_URL": "https://x", "Workflows": {"queue": "http://h"}},
+    {"LiteLLM_URL": "https://x", "hooks": [], "Unknown": 1},
+    {"LiteLLM_URL": "https://x", "DefaultModel": "", "SandboxHiddenPaths": ["~/.ssh"]},
+    {"LiteLLM_URL": "https://x", "SandboxWritableRoots": "~/.cache"},
+]
+
+
+@pytest.mark.parametrize("data", SURELY_CASES)
+def test_the_quick_reader_never_passes_what_jsonschema_refuses(data: dict[str, object]) -> None:
+    """The reader that spares the jsonschema import agrees with jsonschema whenever it is sure."""
+    import jsonschema
+
+    from maia.core.settings import SETTINGS_SCHEMA, surely_valid
+
+    valid = jsonschema.Draft202012Validator(SETTINGS_SCHEMA).is_valid(data)
+    assert surely_valid(SETTINGS_SCHEMA, data) in (valid, None)
+    if valid:
+        assert surely_valid(SETTINGS_SCHEMA, data) is True  # the files of nearly every start: no jsonschema needed
+
+
+def test_valid_settings_load_without_jsonschema(home: Path) -> None:
+    """A valid settings file is read without importing jsonschema (its import is most of a short run's start)."""
+    import subprocess
+    import sys
+
+    (home / "settings.json").write_text(
+        json.dumps({"LiteLLM_URL": "http://x", "MaxContextTokens": {"m": 128000}, "permissions": {"allow": ["Read"]}})
+    )
+    code = (
+        "import sys; from pathlib import Path; from maia.core.settings import load_settings; "
+        f"load_settings(Path({str(home)!r})); print('jsonschema' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+HEADER_CASES = [
+    {"description": "Reviews things."},
+    {"description": "Reviews things.", "name": "rev", "model": 4, "tools": "Read, Grep", "skills": []},
+    {"description": "   "},
+    {"name": "rev"},
+    {"description": "x", "name": "bad name"},
+    {"description": "x", "tools": ["Read", 3, None]},
+    {"description": "x", "permissions": {"allow": ["Read"], "deny": "Bash"}},
+    {"description": "x", "permissions": {"allow": ["Read"], "other": []}},
+    {"description": "x", "effort": "high"},
+    {"description": "x", "effort": "max"},
+    {"description": "x", "unknownKey": 1},
+    {"description": "x", "model": True},
+]
+
+
+@pytest.mark.parametrize("data", HEADER_CASES)
+def test_the_quick_reader_agrees_with_jsonschema_on_agent_headers(data: dict[str, object]) -> None:
+    """The same reader spares jsonschema when an AGENT.md header is valid (a workflow worker reads several)."""
+    import jsonschema
+
+    from maia.core.schemas import load_schema, schema_errors
+    from maia.core.settings import surely_valid
+
+    schema = load_schema("agent-header")
+    valid = jsonschema.Draft202012Validator(schema).is_valid(data)
+    assert surely_valid(schema, data) in (valid, None)
+    assert (schema_errors(data, "agent-header", {}) == []) == valid

@@ -18,15 +18,17 @@ import os
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from maia.core.contracts import Approval, Tool
 from maia.core.registry import traits_of
 from maia.i18n import _
-from maia.permissions.engine import Decision
 from maia.permissions.parts import Part
 from maia.permissions.paths import inside_launch
 from maia.permissions.subject import CommandSubject, McpSubject, NameSubject, PathSubject, UrlSubject, subject_of
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 DETAIL_LINES = 400  # a new file's preview: its first lines
 MAX_DIFF_BYTES = 1_000_000

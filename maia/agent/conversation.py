@@ -29,10 +29,11 @@ from maia.context.compaction import (
     RESUME_MID_TURN,
     SUMMARY_TOKENS,
     EmptySummary,
+    auto_threshold,
     needs_compaction,
     request_summary,
 )
-from maia.context.tokens import TokenCounter
+from maia.context.tokens import MESSAGE_OVERHEAD, TokenCounter
 from maia.core.contracts import AgentUI, LLMProvider, Message, PermissionCheck, TextBlock, ToolContext
 from maia.core.errors import ContextTooLong, MaiaError, ProviderError
 from maia.i18n import _
@@ -156,6 +157,20 @@ class Conversation:
             session.system, session.messages, [t.spec for t in session.tools.values()], session.pending_context
         )
 
+    def _surely_fits(self, incoming: str = "") -> bool:
+        """Whether the context (and ``incoming``) is surely below the automatic compaction threshold without
+        an exact count: no threshold at all, or an upper bound below it while the encoder is not built yet."""
+        threshold = auto_threshold(self.max_context)
+        if threshold is None:
+            return True  # needs_compaction is false whatever the count
+        if self.counter is None:
+            return False
+        agent = self.agent
+        pending = [*agent.pending_context, *((incoming,) if incoming else ())]
+        overhead = MESSAGE_OVERHEAD if incoming else 0
+        tools = [t.spec for t in agent.tools.values()]
+        return self.counter.surely_at_most(threshold - overhead, agent.system, agent.messages, tools, pending)
+
     def context_tokens(self) -> int:
         """The context size now (§13.1); 0 without a counter."""
         return self._count(self.agent) if self.counter is not None else 0
@@ -274,6 +289,8 @@ class Conversation:
     async def _auto_compact(self, incoming: str = "") -> Compaction | None:
         if self.counter is None:
             return None
+        if self._surely_fits(incoming):
+            return None  # the same answer as an exact count, without waiting for the encoder
         tokens = self.context_tokens() + (self._request_tokens(incoming) if incoming else 0)
         if not needs_compaction(tokens, self.max_context):
             return None
@@ -295,6 +312,8 @@ class Conversation:
         sent; the conversation is compacted first (announced) and the turn carries on from the summary."""
         if self.counter is None or agent is not self.agent or self._failed_at == self.marker():
             return None
+        if self._surely_fits():
+            return None  # the same answer as an exact count, without waiting for the encoder
         tokens = self.context_tokens()
         if not needs_compaction(tokens, self.max_context):
             return None

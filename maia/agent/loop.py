@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from maia.agent.runner import PermissionCheck, RunOutcome, ToolRunner
 from maia.core.contracts import (
@@ -39,7 +39,9 @@ from maia.core.contracts import (
 )
 from maia.core.paths import home_path
 from maia.i18n import _
-from maia.permissions.engine import Decision
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 MAX_ITERATIONS = 50
 TurnResult = Literal["done", "max_iterations", "stopped"]

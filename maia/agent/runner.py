@@ -8,7 +8,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maia.core.contracts import (
     CALL_ASKED,
@@ -24,9 +24,11 @@ from maia.core.contracts import (
     ToolUseBlock,
 )
 from maia.i18n import _
-from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.tools.base import received
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 MAX_PARALLEL_TOOLS = 8
 OFF_LOOP_INPUT = 8_000  # characters of input past which the permission check runs in a thread
@@ -153,6 +155,8 @@ class ToolRunner:
         return prepared, stopped
 
     async def _decide(self, call: ToolUseBlock) -> tuple[_Prepared, bool]:
+        from maia.permissions.engine import Decision  # loaded by the first tool call, not at start-up
+
         tool = self.tools.get(call.name)
         prepared = _Prepared(call, tool, self._summary(tool, call))
         if tool is None:
@@ -221,6 +225,8 @@ class ToolRunner:
         self, hooks: ToolHooks, call: ToolUseBlock, decision: Decision
     ) -> tuple[Decision, HookVerdict | None]:
         """PreToolUse: a hook's deny refuses (returned), its ask asks, its allow spares a rule's plain ask."""
+        from maia.permissions.engine import Decision  # loaded by the first tool call, not at start-up
+
         try:
             verdict = await hooks.before_tool(call.name, call.input)
         except Exception as error:  # a hook that cannot run is the user's warning, never the call's failure

@@ -41,7 +41,6 @@ from maia.core.errors import MaiaError, NotFoundError
 from maia.core.settings import Settings
 from maia.i18n import _
 from maia.inputs.commands import CommandSet
-from maia.inputs.prepare import Allowed, PreparedRequest, prepare_request
 from maia.inputs.skills import Skill
 from maia.process.shell import ShellResult, register_secret
 from maia.provider.models import ModelInfo
@@ -50,6 +49,7 @@ from maia.sessions.store import SessionManager, SessionStore, ensure_project_fol
 
 if TYPE_CHECKING:
     from maia.inputs.commands import Expanded
+    from maia.inputs.prepare import Allowed, PreparedRequest
     from maia.permissions.rules import RuleSet
     from maia.process.sandbox.policy import SandboxPolicy
     from maia.subagents.definitions import LoadedAgents
@@ -145,7 +145,7 @@ class Application:
                     extra_deny=options.deny,
                     loader=options.agent_loader,
                 ),
-                self._mcp_source(),
+                *self._mcp_sources(),
                 *options.extra_sources,
             ]
         self.sources: list[ToolSource] = list(sources)
@@ -512,6 +512,17 @@ class Application:
             self.attach(direct_context(result))
         return result
 
+    def _mcp_sources(self) -> list[ToolSource]:
+        """The MCP source; none in a sub-agent's process when no mcp.json declares a server: the MCP layer
+        (and its SDK) is not loaded before the child's first request for servers that do not exist."""
+        if self.options.depth >= 1:
+            from maia.mcp.config import project_config_path, user_config_path
+
+            paths = (user_config_path(self.options.home), project_config_path(self.options.launch))
+            if not any(path.exists() for path in paths):
+                return []
+        return [self._mcp_source()]
+
     def _mcp_source(self) -> ToolSource:
         """MCP servers the rules enable (§22); a sub-agent's own rules narrow them further."""
         from maia.mcp.source import McpSource
@@ -801,6 +812,9 @@ class Application:
 
     def prepare(self, text: str, allowed: Allowed | None = None) -> PreparedRequest:
         """What an input asks for (``!``, ``§``, ``/``, or a prompt with its ``@`` files read)."""
+        # the input reader (@ references, skills, !commands) loads here: sub-agents and workflows never use it
+        from maia.inputs.prepare import prepare_request
+
         return prepare_request(text, self.options.launch, self.skills, allowed, self._readable)
 
     def _readable(self, path: Path) -> bool:

@@ -21,11 +21,11 @@ from maia.core.errors import ConfigError
 from maia.core.registry import traits_of
 from maia.core.storage import write_atomic
 from maia.i18n import _
-from maia.permissions.engine import Decision
 from maia.permissions.paths import inside_launch
 from maia.permissions.rules import Verdict
 
 if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
     from maia.process.sandbox.policy import SandboxPolicy
 
 ApprovalMode = Literal["ask", "edits", "auto", "plan"]
@@ -149,6 +149,8 @@ def with_mode(
     nothing. A deny always stays a deny."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        from maia.permissions.engine import Decision  # loaded by the first tool call, not at start-up
+
         decision = check(name, tool_input)
         current = mode()
         if decision.verdict == Verdict.DENY or current == "ask":

@@ -10,17 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maia.context.memory import ContextFile, find_context_file
 from maia.context.prompt import build_system_prompt
 from maia.core.contracts import PermissionCheck, Tool
 from maia.i18n import _
 from maia.inputs.skills import Skill
-from maia.permissions.defaults import safe_default
-from maia.permissions.engine import Decision, explain
 from maia.permissions.rules import RuleSet, Verdict, merge, parse_rules
 from maia.permissions.sources import LoadedRules, load_rules
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 
 @dataclass(slots=True)
@@ -62,6 +63,10 @@ class Loadout:
         broken = self.rules.broken
 
         def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
+            # the engine (program tables, bash reader) loads at the first tool call, not at start-up
+            from maia.permissions.defaults import safe_default
+            from maia.permissions.engine import Decision, explain
+
             # the tool declares what rules match against; read at call time (MCP tools come and go)
             tool = loadout.tools.get(name)
             decision = safe_default(

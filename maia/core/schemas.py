@@ -91,14 +91,17 @@ def schema_errors(
     name the field from the file's top, the returned paths and the keys of ``fixes`` start at ``data``.
     An unknown field (``additionalProperties: false``) is one problem per field, its path ending with it.
     """
-    import jsonschema
-
-    from maia.core.settings import describe_schema_error
+    from maia.core.settings import describe_schema_error, surely_valid
 
     wrapped = data
     for key in reversed(under):
         wrapped = {key: wrapped}
-    validator = jsonschema.Draft202012Validator(load_schema(name))
+    schema = load_schema(name)
+    if surely_valid(schema, wrapped) is True:
+        return []  # valid for sure: jsonschema (a costly import before a first request) is not needed
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
     table = _Fixes(fixes, under)
     mark = "\0"  # a path nobody has: the sentence without its "path: " prefix
     prefix = mark if where is None else where

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,20 +314,96 @@ def _check_patterns(patterns: list[str], path: Path) -> None:
         ) from None
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_ANNOTATIONS = frozenset({"$schema", "$comment", "title", "description", "default", "examples"})
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+    "number": _is_number,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def surely_valid(schema: Mapping[str, Any], value: Any) -> bool | None:
+    """Whether ``value`` satisfies ``schema`` as jsonschema's Draft 2020-12 validator judges it: True or False
+    when certain, None when a keyword is beyond this reader (the caller then asks jsonschema).
+
+    Importing jsonschema costs more than the rest of a short ``maia ask`` run's start; the files read
+    at nearly every start are valid, and this reader proves it for the keywords their schemas use.
+    It never reports an error: any doubt, and every invalid file, goes to jsonschema's messages.
+    """
+    verdicts: list[bool | None] = []
+    for keyword, rule in schema.items():
+        if keyword in _ANNOTATIONS:
+            continue
+        if keyword == "type":
+            kinds = rule if isinstance(rule, list) else [rule]
+            known = all(isinstance(k, str) and k in _TYPES for k in kinds)
+            verdicts.append(any(_TYPES[k](value) for k in kinds) if known else None)
+        elif keyword == "enum":
+            # strings compare as jsonschema compares them; other kinds (1 vs 1.0 vs true) are left to it
+            verdicts.append(value in rule if isinstance(value, str) and all(isinstance(m, str) for m in rule) else None)
+        elif keyword == "pattern":
+            verdicts.append(not isinstance(value, str) or re.search(rule, value) is not None)
+        elif keyword == "minLength":
+            verdicts.append(not isinstance(value, str) or len(value) >= rule)
+        elif keyword == "minItems":
+            verdicts.append(not isinstance(value, list) or len(value) >= rule)
+        elif keyword == "minimum":
+            verdicts.append(not _is_number(value) or value >= rule)
+        elif keyword == "exclusiveMinimum":
+            verdicts.append(not _is_number(value) or value > rule)
+        elif keyword == "maximum":
+            verdicts.append(not _is_number(value) or value <= rule)
+        elif keyword == "required":
+            verdicts.append(not isinstance(value, dict) or all(name in value for name in rule))
+        elif keyword == "properties":
+            if isinstance(value, dict):
+                verdicts.extend(surely_valid(rule[name], value[name]) for name in rule if name in value)
+        elif keyword == "additionalProperties" and "patternProperties" not in schema:
+            if isinstance(value, dict):
+                known = schema.get("properties", {})
+                extra = [item for name, item in value.items() if name not in known]
+                if rule is False:
+                    verdicts.append(not extra)
+                elif isinstance(rule, dict):
+                    verdicts.extend(surely_valid(rule, item) for item in extra)
+                else:
+                    return None
+        elif keyword == "items" and isinstance(rule, dict):
+            if isinstance(value, list):
+                verdicts.extend(surely_valid(rule, item) for item in value)
+        elif keyword == "oneOf":
+            branches = [surely_valid(branch, value) for branch in rule]
+            verdicts.append(None if None in branches else branches.count(True) == 1)
+        else:
+            return None
+        if False in verdicts:
+            return False
+    return None if None in verdicts else True
+
+
 def validate_settings(data: Any, path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Check the parsed settings and build :class:`Settings`; unknown keys become warnings."""
-    import jsonschema
-
     if not isinstance(data, dict):
         raise ConfigError(
             _("{path}: the settings must be a JSON object, for example:\n{example}").format(
                 path=path, example=example_settings()
             )
         )
-    validator = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    if errors:
-        raise ConfigError("\n".join(_describe_error(e, path) for e in errors))
+    if surely_valid(SETTINGS_SCHEMA, data) is not True:
+        import jsonschema  # only for a file the reader above cannot vouch for: it words the errors
+
+        validator = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
+        errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        if errors:
+            raise ConfigError("\n".join(_describe_error(e, path) for e in errors))
     warnings = [
         _('{path}: unknown setting "{key}" ignored.').format(path=path, key=key)
         for key in data

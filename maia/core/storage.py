@@ -7,7 +7,6 @@ import errno
 import functools
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -77,6 +76,8 @@ def write_atomic(
         except FileNotFoundError:
             target_mode = new_file_mode()
     # the writer's pid in the name lets a later save remove what a killed writer left behind
+    import tempfile  # here: it imports shutil, random and the compressors, which a reading command never needs
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

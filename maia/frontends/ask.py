@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from maia.app.application import Application, AppOptions
 from maia.app.retry import Wait
@@ -31,9 +31,11 @@ from maia.core.settings import Settings
 from maia.i18n import _
 from maia.inputs.commands import Expanded
 from maia.inputs.prepare import Allowed, Invalid, Prompt, SkillList, stdin_context
-from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.sessions.codec import SavedSession
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 OutputFormat = Literal["text", "json", "stream-json"]
 ASK_LOCK_WAIT = 5.0  # another `maia ask` on the same session: wait this long for it to finish
@@ -49,6 +51,8 @@ def headless_permissions(
     always stays a deny."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        from maia.permissions.engine import Decision  # loaded by the first tool call, not at start-up
+
         decision = check(name, tool_input)
         if decision.verdict != Verdict.ASK:
             return decision

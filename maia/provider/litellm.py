@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import ssl
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing, suppress
 from datetime import UTC, datetime
@@ -49,6 +51,14 @@ from maia.provider.sse import (
 )
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=15.0)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS settings httpx would build for each client (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), built
+    once per process: loading the certificate store costs tens of milliseconds, and the model list, the
+    provider and its twins for sub-agents each open a client before the first answer (start-up cost)."""
+    return httpx.create_ssl_context()
 
 
 def client_timeout(settings: Settings) -> httpx.Timeout:
@@ -282,7 +292,7 @@ class LiteLLMProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=client_timeout(self._settings))
+            self._client = httpx.AsyncClient(timeout=client_timeout(self._settings), verify=tls_context())
         return self._client
 
     async def aclose(self) -> None:

@@ -11,7 +11,7 @@ import httpx
 from maia.core.errors import ProviderError, ProviderUnreachable
 from maia.core.settings import Settings
 from maia.i18n import _
-from maia.provider.litellm import classify_http_error
+from maia.provider.litellm import classify_http_error, tls_context
 
 _TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 
@@ -96,7 +96,7 @@ async def _get_json(client: httpx.AsyncClient, url: str, settings: Settings) -> 
 async def list_models(settings: Settings, client: httpx.AsyncClient | None = None) -> list[ModelInfo]:
     """The models of the LiteLLM server, with context sizes from ``/model/info`` when missing."""
     own = client is None
-    http = client or httpx.AsyncClient(timeout=_TIMEOUT)
+    http = client or httpx.AsyncClient(timeout=_TIMEOUT, verify=tls_context())
     try:
         data = await _get_json(http, settings.models_url, settings)
         try:
@@ -129,8 +129,13 @@ def _remember_names(settings: Settings, models: list[ModelInfo]) -> None:
 
     from maia.core.storage import write_atomic
 
+    path = models_cache_path(settings.path.parent)
+    text = json.dumps([m.name for m in models])
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs completion
-        write_atomic(models_cache_path(settings.path.parent), json.dumps([m.name for m in models]))
+        if path.read_text(encoding="utf-8") == text:
+            return  # unchanged: no write (and no fsync) on every start
+    with contextlib.suppress(OSError):
+        write_atomic(path, text)
 
 
 def cached_model_names(home: Path) -> list[str]:

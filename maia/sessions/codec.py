@@ -11,14 +11,16 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from maia.core.contracts import ContentBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from maia.i18n import _
+from maia.sessions.summary import ORIGINS as ORIGINS  # the codec's names too, as before they moved
+from maia.sessions.summary import SUMMARY_HEAD as SUMMARY_HEAD
+from maia.sessions.summary import Origin as Origin
+from maia.sessions.summary import read_summary as read_summary
 
 FORMAT_VERSION = 1
-Origin = Literal["chat", "ask", "subagent", "workflow"]
-ORIGINS: tuple[Origin, ...] = ("chat", "ask", "subagent", "workflow")
 
 
 # --- blocks and messages ---------------------------------------------------------------------
@@ -223,22 +225,6 @@ def encode_session(session: SavedSession) -> EncodedSession:
 def dump_session(session: SavedSession, summary: Mapping[str, Any] | None = None) -> str:
     """The file's text: compact JSON, so a 5 MB session is written in one go."""
     return encode_session(session).file_text(session.updated_at, summary or {})
-
-
-SUMMARY_HEAD = 4096  # bytes a listing reads of each file (a summary takes a few hundred)
-_SUMMARY_START = '{"summary":'
-
-
-def read_summary(head: str) -> dict[str, Any] | None:
-    """The ``summary`` object at the start of a session file's text (None when the file has none: an
-    older MAIA wrote it, or the head was cut inside it)."""
-    if not head.startswith(_SUMMARY_START):
-        return None
-    try:
-        value, _end = json.JSONDecoder().raw_decode(head, len(_SUMMARY_START))
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _origin(data: dict[str, Any]) -> Origin:

@@ -18,21 +18,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from maia.core.contracts import Message
 from maia.core.errors import MaiaError, NotFoundError, UsageError
 from maia.core.storage import write_atomic
 from maia.i18n import _
-from maia.sessions.codec import (
-    ORIGINS,
-    SUMMARY_HEAD,
-    EncodedSession,
-    Origin,
-    SavedSession,
-    encode_session,
-    parse_session,
-    read_summary,
-)
+from maia.sessions.summary import ORIGINS, SUMMARY_HEAD, Origin, read_summary
+
+if TYPE_CHECKING:
+    from maia.core.contracts import Message
+    from maia.sessions.codec import EncodedSession, SavedSession
+
+# the codec (and the content blocks it builds) is imported where a session is read or written, not at
+# import: `maia sessions list` reads only the files' heads (start-up cost, issue 29)
 
 MAX_NAME = 100
 _FORBIDDEN = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]')
@@ -321,6 +319,8 @@ class SessionStore:
                         name=name, home=self.home
                     )
                 )
+            from maia.sessions.codec import encode_session
+
             text = encode_session(session).file_text(session.updated_at, self._summary(session))
             try:
                 write_atomic(self.path(session.name), text, mode=PRIVATE)
@@ -364,9 +364,13 @@ class SessionStore:
 
     def names(self) -> list[str]:
         """Every session name, sorted."""
-        if not self.folder.is_dir():
+        try:
+            # names straight from the folder: a listing of 500 sessions builds no Path per file to get them
+            with os.scandir(self.folder) as entries:
+                found = [e.name[:-5] for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
             return []
-        return sorted(p.stem for p in self.folder.glob("*.json") if not p.name.startswith("."))
+        return sorted(found)
 
     def find(self, name: str) -> str | None:
         """The stored name matching ``name`` (exact first, then ignoring case)."""
@@ -405,6 +409,8 @@ class SessionStore:
         except (OSError, UnicodeDecodeError) as error:
             raise SessionError(_("Cannot read {path}: {error}").format(path=path, error=error)) from None
         try:
+            from maia.sessions.codec import parse_session
+
             return parse_session(text, found)
         except ValueError as error:
             raise SessionError(_("{path} is not a valid session: {error}").format(path=path, error=error)) from None
@@ -418,6 +424,8 @@ class SessionStore:
             return quick
         try:
             size = path.stat().st_size
+            from maia.sessions.codec import parse_session
+
             session = parse_session(path.read_text(encoding="utf-8"), name)
         except (OSError, UnicodeDecodeError, ValueError) as error:
             return SessionInfo(name, path, path.stat().st_size if path.exists() else 0, error=str(error))
@@ -552,6 +560,8 @@ class SessionStore:
                 if old is not None and old != name:  # only the case differs: rename the file itself
                     os.replace(self.path(old), self.path(name))
                 if encoded is None or (encoded.name, encoded.created_at) != (session.name, session.created_at):
+                    from maia.sessions.codec import encode_session
+
                     encoded = encode_session(session)
                 self.written = encoded
                 session.seal = self.seal_of(session.id)  # MAIA writes it: the user's own
@@ -602,6 +612,8 @@ class SessionStore:
         with self.locked():
             if existing is not None:  # the same file, only the case changes
                 os.replace(self.path(previous), self.path(new))
+            from maia.sessions.codec import encode_session
+
             # the seal is kept as it was: renaming never makes a foreign file the user's own
             text = encode_session(session).file_text(session.updated_at, self._summary(session))
             write_atomic(self.path(new), text, mode=PRIVATE)
@@ -686,6 +698,8 @@ class SessionManager:
         self.store = store
         self.origin: Origin = origin
         self.lock_wait = lock_wait
+        from maia.sessions.codec import SavedSession
+
         self.session = SavedSession(name=name or default_name(), origin=origin)
         self.current_file: str | None = None
         self._saved_digest: str | None = None
@@ -741,6 +755,8 @@ class SessionManager:
             return None
         session = self.session
         session.created_at = session.created_at or _now()  # before the digest: the file records it
+        from maia.sessions.codec import encode_session
+
         encoded = encode_session(session)  # serialised once: compared, then written as it is
         if encoded.digest == self._saved_digest and self.current_file == session.name:
             return None
@@ -787,6 +803,8 @@ class SessionManager:
     def start_new(self, name: str | None = None, *, start_context: str | None = None) -> None:
         """A fresh session (new id, new default name unless given); the previous one's lock is released."""
         self._release()
+        from maia.sessions.codec import SavedSession
+
         self.session = SavedSession(name=name or default_name(), start_context=start_context, origin=self.origin)
         self.current_file = None
         self._saved_digest = None
@@ -813,6 +831,8 @@ class SessionManager:
             lock.acquire(0.0)
         self._release()
         self._lock = lock
+        from maia.sessions.codec import SavedSession
+
         self.session = SavedSession(name=name, start_context=start_context, origin=self.origin)
         self.current_file = None
         self._saved_digest = None

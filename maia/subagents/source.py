@@ -41,6 +41,10 @@ class AgentSource:
 
     async def start(self) -> SourceReport:
         """Load the definitions; a broken one is a warning, the others load."""
+        if self.depth >= 1 and self.loader is None:
+            # no nesting: a sub-agent has no Agent tool, no agents paragraph and no `&name`, so its process
+            # reads no AGENT.md before its first request (issue 29, item 6)
+            return SourceReport()
         loaded = self.loader() if self.loader is not None else load_agents(self.home, self.launch)
         self.agents = dict(loaded.agents)
         self._tools = list(

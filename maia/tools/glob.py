@@ -12,7 +12,6 @@ from maia.core.paths import resolve_user_path
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import display_path
-from maia.search.engine import glob_paths
 from maia.tools.base import BuiltinTool, ToolError, open_search_root, readable, require_str, still_opened
 
 MAX_RESULTS = 100
@@ -83,6 +82,9 @@ class GlobTool(BuiltinTool):
         root = resolve_user_path(start, ctx.cwd)
         if not root.is_dir():
             return _("No files match {pattern}.").format(pattern=pattern)
+        # the engine (and pathspec) loads at the first search, not with the tool list at start-up
+        from maia.search.engine import glob_paths
+
         raw = raw_path or start
         # the walk starts from what was opened and judged (its real path), never a link swapped in since
         fd, real = open_search_root(ctx, "Glob", raw, root)

@@ -13,7 +13,6 @@ from maia.core.paths import resolve_user_path
 from maia.i18n import _
 from maia.permissions.subject import PathSubject, Subject
 from maia.search import GrepQuery, OutputMode
-from maia.search.engine import format_hits, grep_hits
 from maia.search.regex import PatternError
 from maia.tools.base import (
     BuiltinTool,
@@ -87,6 +86,9 @@ class GrepTool(BuiltinTool):
             after=optional_int(tool_input, "-A", context),
         )
         head_limit = optional_int(tool_input, "head_limit", DEFAULT_HEAD_LIMIT)
+        # the engine (and pathspec) loads at the first search, not with the tool list at start-up
+        from maia.search.engine import format_hits, grep_hits
+
         raw = str(tool_input.get("path") or ".")
         # the search walks what was opened and judged (its real path), never a link swapped in since
         fd, real = open_search_root(ctx, "Grep", raw, root)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maia.core.contracts import (
     Permission,
@@ -23,7 +23,6 @@ from maia.core.contracts import (
     ToolTraits,
 )
 from maia.i18n import _
-from maia.permissions.engine import Decision
 from maia.permissions.rules import Verdict
 from maia.permissions.subject import Subject, default_subject
 from maia.tools.base import ToolError, require_str
@@ -39,6 +38,9 @@ NOBODY_TO_ASK = (
     "No one can answer in this workflow: it runs with the permission mode {mode}, unattended. Decide with "
     "what you have, and say in your final result what you assumed."
 )
+
+if TYPE_CHECKING:
+    from maia.permissions.engine import Decision
 
 
 class Asker:
@@ -191,6 +193,8 @@ def workflow_permissions(check: PermissionCheck, mode: PermissionMode) -> Permis
     permission engine raised out of doubt: that one is refused)."""
 
     def decide(name: str, tool_input: Mapping[str, Any]) -> Decision:
+        from maia.permissions.engine import Decision  # loaded by the first tool call, not at start-up
+
         if name == INTERVENTION_TOOL:
             return Decision(Verdict.ALLOW, None, _("always allowed in a workflow"))
         decision = check(name, tool_input)

@@ -14,7 +14,6 @@ lost)``. RQ runs a job at most once; the run lock makes sure a workflow never ru
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
@@ -371,6 +370,8 @@ def run_job(workflow_id: str) -> str:
             _save_patch(workflow, work, branch if isinstance(branch, str) else None, options.task)
 
     rq_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    import asyncio  # here: `maia run -d` reads the queue setting from this module and needs no event loop
+
     outcome = asyncio.run(run_workflow(workflow, options, None, save_patch))
     for sig, handler in rq_handlers.items():  # the run's own handlers are gone: RQ's come back
         signal.signal(sig, handler)

@@ -368,6 +368,9 @@ class Worker:
         from maia.workflows.equip import open_parent
 
         app = await open_parent(orchestrator, self.options.home, settings, model, mode, catalog, ui)
+        # the workflow's UI shows no context bar: counting for it would build the tokenizer before the first
+        # request (compaction still counts when it must: Conversation checks a bound first)
+        app.agent.count_context = None
         for warning in app.report.warnings:
             self.log("warn", warning)
         with contextlib.suppress(MaiaError):

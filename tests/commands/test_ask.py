@@ -251,3 +251,20 @@ def test_interrupted_exits_130_and_keeps_the_conversation(server: HTTPServer, pr
     saved = SessionStore.for_launch(project).load(SessionStore.for_launch(project).names()[0])
     assert [(m.role, m.text) for m in saved.messages] == [("user", "wait for me"), ("assistant", "start")]
     assert saved.pending_context == [INTERRUPTED_ANSWER]
+
+
+def test_a_short_turn_loads_only_what_its_request_needs(server: HTTPServer, project: Path) -> None:
+    """Issue 29: the tokenizer, jsonschema, the permission engine, the search engine and httpx's own
+    command-line client (rich, pygments) are not loaded by a short turn that calls no tool."""
+    chat(server, fixture_bytes("scripted-openai-text.sse"))
+    heavy = ["tiktoken", "jsonschema", "rich", "pygments", "maia.permissions.engine", "maia.search.engine", "pathspec"]
+    code = (
+        "import json, sys\n"
+        "from maia.commands import main\n"
+        "try:\n    main(['ask', '--model', 'scripted-openai', '--no-save', 'say hi'])\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == TEXT, done.stderr
+    assert json.loads(lines[-1]) == []

@@ -125,3 +125,25 @@ def test_a_session_open_in_a_maia_cannot_be_renamed_or_deleted(project: Path) ->
         holder.wait()
     assert CliRunner().invoke(cli, ["sessions", "delete", "open", "--yes"]).exit_code == 0
     assert store.find("open") is None
+
+
+def test_listing_reads_heads_without_building_messages(project: Path) -> None:
+    """Issue 29: the listing reads each file's summary; the codec, the content blocks and tempfile stay
+    unloaded (a listing of 500 sessions costs little more than ``maia --help``)."""
+    import os
+    import subprocess
+    import sys
+
+    store = SessionStore.for_launch(project)
+    for name in ("one", "two"):
+        store.write(SavedSession(name, model="m", messages=[Message("user", [TextBlock(f"hello {name}")])]))
+    code = (
+        "import json, sys\n"
+        "from maia.commands import main\n"
+        "try:\n    main(['sessions', 'list'])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps([m for m in ('maia.core.contracts', 'maia.sessions.codec', 'tempfile') if m in sys.modules]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    lines = done.stdout.strip().splitlines()
+    assert {line.split()[0] for line in lines[:-1]} == {"one", "two"}
+    assert json.loads(lines[-1]) == []

@@ -252,3 +252,38 @@ async def test_a_busy_continuation_name_leaves_the_conversation_as_it_was(projec
     finally:
         other.kill()
         other.wait()
+
+
+async def test_a_request_far_from_the_threshold_never_waits_for_the_encoder(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Send first, count later: the compaction checks before a request decide from an upper bound while the
+    encoder is not built (building it takes longer than a sub-agent's whole start)."""
+    from maia.context import tokens
+
+    def refuse() -> object:
+        raise AssertionError("the encoder was built before the request")
+
+    monkeypatch.setattr(tokens, "_encoding", None)
+    monkeypatch.setattr(tokens, "encoding", refuse)
+    provider = ScriptedProvider([text_turn("answer")])
+    conv = make(project, home, provider, max_context=128_000)
+    conv.agent.count_context = lambda session: 0  # as a sub-agent's child does: no context bar to feed
+    await conv.send("hello")
+    assert [m.text for m in conv.agent.messages] == ["hello", "answer"]
+
+
+@pytest.mark.parametrize("text", ["plain English words", "日本語のテキスト", "emoji 🎉🎉 and ünïcödé", "x" * 5000, ""])
+def test_the_bound_is_never_below_the_exact_count(text: str) -> None:
+    """A token holds at least one UTF-8 byte: the bound the checks use is never below the count."""
+    from maia.context import tokens
+
+    counter = TokenCounter()
+    messages = [Message("user", [TextBlock(text)]), Message("assistant", [TextBlock(text + " answer")])]
+    exact = counter.count(text, messages, pending=[text])
+    # surely_at_most answers only before the encoder is built: ask it with a counter of an unbuilt encoder
+    built, tokens._encoding = tokens._encoding, None
+    try:
+        assert not TokenCounter().surely_at_most(exact - 1, text, messages, pending=[text])
+    finally:
+        tokens._encoding = built

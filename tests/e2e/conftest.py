@@ -40,5 +40,8 @@ def start(home: Path, project: Path) -> Iterator[Callable[..., Terminal]]:
 
 
 def ready(term: Terminal) -> str:
-    """Wait until the chat has finished starting (the context bar knows the model's maximum)."""
-    return term.wait_for("/ 128k")
+    """Wait until the chat has finished starting: the context bar knows the model's maximum and counts
+    exactly (no "~": the tokenizer, built once the chat is up, is ready)."""
+    return term.wait_until(
+        lambda: any("/ 128k" in line and "~" not in line for line in term.screen.display), "never ready"
+    )

@@ -3,15 +3,17 @@
 Start-up (banner, model, application), the conversation loop, the slash-command registry, the
 countdown before a retry. Everything the conversation does is the application's.
 
-The banner and the input box are drawn before the application's stack is imported: keys typed
-meanwhile wait in the box, and the tokenizer loads in the background (the bar shows an estimate
-until it is ready), so the first request is handled as soon as the application is up.
+The banner and the input box are drawn before the application's stack is imported, and the stack is
+imported in a thread: keys typed meanwhile show in the box at once. The tokenizer is built in the
+background once the chat is up (the bar shows an estimate until it is ready), so neither the first
+keys nor the first request wait for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,21 @@ class StartDetails:
 
     lines: list[str] = field(default_factory=list)
     context: str = ""  # the maximum context and where it came from
+
+
+PRELOAD_AFTER = 0.3  # seconds after the start before the tokenizer is built (a typed-ahead request is sent)
+
+
+def _warm_up() -> None:
+    """In the background once the chat is up: the tokenizer, and the modules of the Markdown renderer (rich,
+    pygments), so that the first answer is neither counted nor drawn after an import."""
+    import threading
+
+    from maia.context import tokens
+
+    tokens.preload_in_background()
+    modules = ("rich.console", "rich.markdown", "rich.syntax", "rich.theme")
+    threading.Thread(target=lambda: [importlib.import_module(m) for m in modules], daemon=True).start()
 
 
 class ChatApp:
@@ -121,9 +138,10 @@ class ChatApp:
             self.ui.warn(warning)
         self.ui.redraw()
         await asyncio.sleep(0)  # the banner and the box are on screen before the stack is imported
+        # imported off the event loop: keys typed meanwhile are read and shown in the box at once
+        await asyncio.to_thread(importlib.import_module, "maia.app.application")
         from maia.context import tokens
 
-        tokens.preload_in_background()
         if not await self.ask_trust():
             return False
         model = self.options.model
@@ -186,6 +204,10 @@ class ChatApp:
                     self.exit_code = 1
                     return False
         asyncio.get_running_loop().create_task(self.announce_context_size(quiet=True))
+        # the encoder is built once the chat is up, a moment after: its build holds the interpreter (tiktoken's
+        # constructor keeps the GIL), which at start-up held the first keys back, and a request typed during
+        # the start goes out first; the bar estimates meanwhile, with "~" (issue 29, item 2)
+        asyncio.get_running_loop().call_later(PRELOAD_AFTER, _warm_up)
         return True
 
     async def ask_trust(self) -> bool:

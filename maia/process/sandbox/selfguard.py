@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
@@ -27,10 +28,24 @@ def mark_non_dumpable() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
+        # the C module, not the ctypes package: importing the package costs ~5 ms on every start
+        _ctypes: Any = __import__("_ctypes")  # typed as Any: its base classes are used bare, as ctypes does
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        zero = ctypes.c_ulong(0)
-        return int(libc.prctl(ctypes.c_int(PR_SET_DUMPABLE), zero, zero, zero, zero)) == 0
-    except (OSError, AttributeError):
+        class CULong(_ctypes._SimpleCData):  # type: ignore[misc]  # the C module's base classes
+            _type_ = "L"
+
+        class CInt(_ctypes._SimpleCData):  # type: ignore[misc]
+            _type_ = "i"
+
+        class IntFunction(_ctypes.CFuncPtr):  # type: ignore[misc]
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = CInt
+
+        class Library:
+            _handle = _ctypes.dlopen(None, 2)  # the program's own symbols (libc), RTLD_NOW
+
+        prctl = IntFunction(("prctl", Library))
+        zero = CULong(0)
+        return int(prctl(CInt(PR_SET_DUMPABLE), zero, zero, zero, zero)) == 0
+    except (OSError, AttributeError, ImportError):
         return False
