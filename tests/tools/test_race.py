@@ -135,13 +135,12 @@ async def test_a_search_root_swapped_while_the_search_runs_returns_nothing(
     layout: tuple[Path, Path, ToolContext], engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hook point stands for a command that swaps the folder while ripgrep walks it."""
-    import maia.tools.glob as glob_module
-    import maia.tools.grep as grep_module
+    import maia.search.engine as engine_module  # the tools import the engine at their first search
 
     project, outside, ctx = layout
     (project / "d").mkdir()
     (project / "d" / "mine.txt").write_text("outside? no, mine\n")
-    real_grep, real_glob = grep_module.grep_hits, glob_module.glob_paths
+    real_grep, real_glob = engine_module.grep_hits, engine_module.glob_paths
 
     def swap() -> None:
         os.rename(project / "d", project / "d.old")
@@ -155,12 +154,12 @@ async def test_a_search_root_swapped_while_the_search_runs_returns_nothing(
         swap()
         return await real_glob(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(grep_module, "grep_hits", grep_during)
+    monkeypatch.setattr(engine_module, "grep_hits", grep_during)
     with pytest.raises(ToolError, match="changed while it was searched"):
         await GrepTool().execute({"pattern": "outside", "path": "d", "output_mode": "content"}, ctx)
     os.unlink(project / "d")
     os.rename(project / "d.old", project / "d")
-    monkeypatch.setattr(glob_module, "glob_paths", glob_during)
+    monkeypatch.setattr(engine_module, "glob_paths", glob_during)
     with pytest.raises(ToolError, match="changed while it was searched"):
         await GlobTool().execute({"pattern": "*", "path": "d"}, ctx)
 
