@@ -1048,7 +1048,7 @@ def _writes_allowed(
     """A file a covered part writes is judged like a redirection's target: it must not be protected,
     and outside the launch folder a Redirect or Write rule must allow it."""
     moved_at = min((p.position for p in plain.parts if programs.changes_folder(p)), default=None)
-    links_at = min((p.position for p in plain.parts if _makes_links(p)), default=None)
+    links_at = min((p.position for p in plain.parts if programs.makes_links(p)), default=None)
     for part, target in written:
         path = target.path
         shown = _show(_text(part.words))
@@ -1131,19 +1131,6 @@ def _tree_allowed(folder: str, cwd: Path, areas: ProtectedAreas, moved: bool) ->
         if seen > 5000 or ".git" in folders or ".git" in files or programs.is_git_dir(root):
             return False
     return True
-
-
-def _makes_links(part: Part) -> bool:
-    """A part that creates symbolic links (ln -s, cp -s…) or unpacks files that may be links."""
-    name = programs.program_name(part.program)
-    if name in ("ln", "link"):
-        return True
-    if name in ("cp", "mv", "install"):
-        return any(
-            w in ("-s", "--symbolic-link") or (w.startswith("-") and not w.startswith("--") and "s" in w)
-            for w in part.words[1:]
-        )
-    return name in ("tar", "gtar", "bsdtar", "unzip", "cpio", "rsync", "7z", "patch")
 
 
 def parts_of(command: str) -> list[str]:

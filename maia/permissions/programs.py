@@ -372,19 +372,33 @@ _INTERPRETER_ALIASES = {
 }
 # always opaque: they run commands in ways that cannot be read from their arguments (tables' ``opaque``)
 _ALWAYS_OPAQUE = {name: table.opaque for table in tables.TABLES for name in table.names if table.opaque}
+# the shells (tables' ``shell``): "exact" when bash-like rules read their text exactly
+_SHELL_OF = {name: table.shell for table in tables.TABLES for name in table.names if table.shell}
+# programs known by a pattern of names (tables' ``pattern``: the dynamic loader)
+_PATTERNS = tuple((re.compile(table.pattern), table) for table in tables.TABLES if table.pattern)
 
 
-_VERSIONED = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
+def _patterned(name: str) -> tables.Table | None:
+    """The table whose ``pattern`` names ``name`` (``ld-linux-x86-64.so.2``), if any."""
+    return next((table for pattern, table in _PATTERNS if pattern.fullmatch(name)), None)
+
+
+# interpreters also named with a version (python3.12, node18): tables' ``versioned``
+_VERSIONED_NAMES = tuple(
+    name for table in tables.TABLES if table.interpreter is not None for name in table.interpreter.versioned
+)
+_VERSIONED = re.compile("({})[0-9.]*".format("|".join(map(re.escape, _VERSIONED_NAMES))))
+_VERSIONED_FIRST = "".join(sorted({name[0] for name in _VERSIONED_NAMES}))
 
 
 def _interpreter_key(name: str) -> str | None:
     base = _INTERPRETER_ALIASES.get(name, name)
     if base in _CODE_OPTIONS:
         return base
-    if name[:1] not in "pnlr":
+    if name[:1] not in _VERSIONED_FIRST:
         return None
     match = _VERSIONED.fullmatch(name)
-    return match.group(1).replace("pypy", "python") if match else None
+    return _INTERPRETER_ALIASES.get(match.group(1), match.group(1)) if match else None
 
 
 def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]:
@@ -392,20 +406,22 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
     if not words or DYN in words[0]:
         return []
     name = program_name(words[0])
-    if name not in _RUNNERS and _interpreter_key(name) is None and not _LOADER.fullmatch(name):
+    if name not in _RUNNERS and _interpreter_key(name) is None and _patterned(name) is None:
         return []
     args = list(words[1:])
-    if name in SHELLS or name in OTHER_SHELLS:
-        return _shell(name, args, stdin)
+    shell = _SHELL_OF.get(name)
+    if shell:
+        return _shell(name, args, stdin, exact=shell == "exact")
     if name in _ALWAYS_OPAQUE:
         texts = (stdin.text,) if stdin.kind == "text" else ()
         return [Opaque(_ALWAYS_OPAQUE[name], texts), *[Argv(tuple(t), (), False) for t in operand_suffixes(args)]]
     interpreter = _interpreter_key(name)
     if interpreter is not None:
         return _interpreter(interpreter, args, stdin)
-    if _LOADER.fullmatch(name):
-        return _loader(args, stdin)
     reader = _READER_OF.get(name)
+    if reader is None:
+        patterned = _patterned(name)
+        reader = patterned.reader if patterned is not None and patterned.reader else None
     if reader is not None:
         return READERS[reader](args, stdin)
     table = _RUNS.get(name)
@@ -419,7 +435,7 @@ def inner_commands(words: Sequence[str], stdin: Stdin = NO_STDIN) -> list[Inner]
 
 def _runners() -> frozenset[str]:
     """Every program name inner_commands has something to say about (interpreters aside)."""
-    return frozenset({*SHELLS, *OTHER_SHELLS, *_ALWAYS_OPAQUE, *_READER_OF, *_WRAPPERS, *_RUNS})
+    return frozenset({*_SHELL_OF, *_ALWAYS_OPAQUE, *_READER_OF, *_WRAPPERS, *_RUNS})
 
 
 def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]:
@@ -437,8 +453,7 @@ def _wrapped(name: str, wrapper: tables.Wrapper, args: list[str]) -> list[Inner]
     return found
 
 
-def _shell(name: str, args: list[str], stdin: Stdin) -> list[Inner]:
-    exact = name in SHELLS
+def _shell(name: str, args: list[str], stdin: Stdin, *, exact: bool) -> list[Inner]:
     # +o / +O are options too
     spec = OptionSpec(short_value="oO", long_value=frozenset({"--rcfile", "--init-file"}))
     scan = scan_options(["-" + a[1:] if a.startswith("+") and len(a) > 1 else a for a in args], spec)
@@ -455,15 +470,15 @@ def _shell(name: str, args: list[str], stdin: Stdin) -> list[Inner]:
 
 
 def _interpreter(key: str, args: list[str], stdin: Stdin) -> list[Inner]:
-    spec, code_options = _CODE_OPTIONS[key].spec, _CODE_OPTIONS[key].code
-    scan = scan_options(args, spec)
+    interpreter = _CODE_OPTIONS[key]
+    scan = scan_options(args, interpreter.spec)
     names = option_names(scan)
-    if key == "psql":
-        return [Opaque("psql runs SQL that can run shell commands (\\!)")]
-    code = names & code_options
+    if interpreter.opaque:
+        return [Opaque(interpreter.opaque)]
+    code = names & interpreter.code
     if code:
         return [Opaque(f"{key} {sorted(code)[0]} runs code given on the command line")]
-    if "-m" in names and key == "python":
+    if names & interpreter.module:
         return []  # python -m module: the part names the module
     rest = scan.rest
     if not rest or rest[0] in _STDIN_FILES:
@@ -491,7 +506,6 @@ def _capsh(args: list[str], _stdin: Stdin) -> list[Inner]:
     return [Opaque("capsh runs a shell with its arguments", (" ".join(texts),) if texts else ())]
 
 
-_LOADER = re.compile(r"ld(-linux[\w.-]*|-musl[\w.-]*|64)?\.so(\.[0-9]+)*|ld-[\w.-]*\.so[\w.]*")
 _LOADER_SPEC = OptionSpec(
     long_value=frozenset(
         {
@@ -911,6 +925,7 @@ READERS: dict[str, Callable[[list[str], Stdin], list[Inner]]] = {
     "eval": lambda args, _stdin: [Script(" ".join(args))] if args else [],
     "capsh": _capsh,
     "awk": _awk,
+    "loader": _loader,
 }
 # what the tables say a program runs (tables.Runs): tar -I, gcc -wrapper, npm exec, npx -c, git -c core.*…
 _RUNS: dict[str, tables.Table] = {name: table for table in tables.TABLES for name in table.names if table.runs}
@@ -951,7 +966,7 @@ def subcommand_forms(words: Sequence[str], *, for_allow: bool, launch: Path | No
                     or (
                         launch is not None
                         and inside(value, launch)
-                        and not (name == "git" and other_repository(value, launch))
+                        and not (table.repository and other_repository(value, launch))
                     )
                 )
                 for option, value in scan.options
@@ -1325,39 +1340,8 @@ def _every_keys(options: tables.OptionDangers) -> set[str]:
     return {f"long:{o}" for o in options.long} | {f"short:{letter}" for letter in options.short}
 
 
-# run their project's code: in a folder nobody checked, they run anything (git's hooks and config too)
-FOLDER_SENSITIVE = frozenset(
-    {
-        "git",
-        "make",
-        "gmake",
-        "npm",
-        "npx",
-        "pnpm",
-        "yarn",
-        "bun",
-        "cargo",
-        "go",
-        "mvn",
-        "gradle",
-        "gradlew",
-        "pytest",
-        "tox",
-        "nox",
-        "just",
-        "rake",
-        "bundle",
-        "poetry",
-        "uv",
-        "pip",
-        "pip3",
-        "composer",
-        "mix",
-        "dotnet",
-        "terraform",
-        "direnv",
-    }
-)
+# run their project's code: in a folder nobody checked, they run anything (tables' ``folder_sensitive``)
+FOLDER_SENSITIVE = frozenset(name for table in tables.TABLES if table.folder_sensitive for name in table.names)
 
 
 def dangers(part: Part, launch: Path | None) -> list[Danger]:
@@ -1501,31 +1485,11 @@ def not_plain_builtin(words: Sequence[str]) -> str | None:
     return None
 
 
-FOLDER_CHANGERS = frozenset({"cd", "pushd", "popd"})
-_LINK_MAKERS = frozenset({"ln", "link", "cp", "mv", "rsync", "tar", "gtar", "bsdtar", "unzip", "cpio", "install"})
-_LINK_MAKERS |= frozenset({"patch", "7z", "svn", "hg", "busybox"})
-_GIT_TREE_WRITERS = frozenset(
-    {
-        "clone",
-        "checkout",
-        "switch",
-        "restore",
-        "reset",
-        "pull",
-        "merge",
-        "stash",
-        "worktree",
-        "am",
-        "apply",
-        "cherry-pick",
-        "rebase",
-        "revert",
-        "submodule",
-        "read-tree",
-        "checkout-index",
-        "sparse-checkout",
-    }
-)
+# what changes the shell's folder, and what may put symbolic links in place: tables' ``changes_folder``, ``links``
+FOLDER_CHANGERS = frozenset(name for table in tables.TABLES if table.changes_folder for name in table.names)
+_LINKS: dict[str, tables.Links] = {
+    name: table.links for table in tables.TABLES for name in table.names if table.links is not None
+}
 
 
 def changes_folder(part: Part) -> bool:
@@ -1534,26 +1498,44 @@ def changes_folder(part: Part) -> bool:
 
 
 def may_create_links(part: Part) -> bool:
-    """Whether a part can create symbolic links (or move them into place)."""
-    name = program_name(part.program)
-    if name in _LINK_MAKERS:
+    """Whether a part can create symbolic links (or move them into place): its table's ``links``."""
+    links = _LINKS.get(program_name(part.program))
+    if links is None:
+        return False
+    if not links.subcommands:
         return True
-    if name == "git":
-        if _GIT_TREE_WRITERS.isdisjoint(part.words):
-            return False  # (each form's second word is one of the part's words: none can be a writer)
-        forms = subcommand_forms(part.words, for_allow=False) or [part.words]
-        return any(len(form) > 1 and form[1] in _GIT_TREE_WRITERS for form in [part.words, *forms])
+    if links.subcommands.isdisjoint(part.words):
+        return False  # (each form's second word is one of the part's words: none can be one of them)
+    forms = subcommand_forms(part.words, for_allow=False) or [part.words]
+    return any(len(form) > 1 and form[1] in links.subcommands for form in [part.words, *forms])
+
+
+def makes_links(part: Part) -> bool:
+    """Whether a part surely creates symbolic links (ln, cp -s) or unpacks files that may be links (tar)."""
+    links = _LINKS.get(program_name(part.program))
+    if links is None:
+        return False
+    if links.always:
+        return True
+    for word in part.words[1:]:
+        if word.startswith("--"):
+            head = word.split("=", 1)[0]
+            # any prefix counts, as getopt_long reads it (cp --sym is --symbolic-link)
+            if len(head) > 2 and any(option.startswith(head) for option in links.long):
+                return True
+        elif word.startswith("-") and links.short and any(letter in word for letter in links.short):
+            return True
     return False
 
 
-_ACTING = FOLDER_CHANGERS | _LINK_MAKERS | {"git"} | _RUNNERS
+_ACTING = FOLDER_CHANGERS | frozenset(_LINKS) | _RUNNERS
 
 
 @functools.lru_cache(maxsize=1024)
 def may_act(name: str) -> bool:
     """False when :func:`changes_folder`, :func:`may_create_links` and :func:`inner_commands` are sure
     to find nothing in a part whose program is named ``name`` (most programs: ``ls``, ``grep``…)."""
-    return name in _ACTING or _interpreter_key(name) is not None or bool(_LOADER.fullmatch(name))
+    return name in _ACTING or _interpreter_key(name) is not None or _patterned(name) is not None
 
 
 def check_examples() -> list[str]:
@@ -1608,7 +1590,7 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
         except ValueError:
             failures.append(f"{key}: example {command!r} is not a command")
             continue
-        if not words or words[0] not in table.names:
+        if not words or not _names(table, words[0]):
             failures.append(f"{key}: example {command!r} runs another program")
             continue
         found = dangers(Part(words), launch)
@@ -1622,11 +1604,11 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
     if table.reader and table.reader not in READERS:
         failures.append(f"{key}: no parser named {table.reader!r}")
         return failures
-    if (table.wrapper is not None or table.reader) and not table.runs_examples:
+    if (table.wrapper is not None or table.reader or table.shell) and not table.runs_examples:
         failures.append(f"{key}: a wrapper needs an example of what it runs")
     for command, expected in table.runs_examples:
         words = tuple(shlex.split(command))
-        if not words or words[0] not in table.names:
+        if not words or not _names(table, words[0]):
             failures.append(f"{key}: example {command!r} runs another program")
             continue
         inner = inner_commands(words)
@@ -1651,7 +1633,69 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
         failures.append(f"{key}: no match example shows {missing}")
     from maia.permissions import always  # it reads the tables only: no cycle
 
-    return failures + always.check_table(table)
+    return failures + _check_facts(table, launch) + always.check_table(table)
+
+
+def _names(table: tables.Table, word: str) -> bool:
+    """Whether ``word`` names a program of ``table``: one of its names, its ``pattern``, a version of one."""
+    if word in table.names or (table.pattern and re.fullmatch(table.pattern, word)):
+        return True
+    key = _interpreter_key(word) if table.interpreter is not None else None
+    return key is not None and key in table.names
+
+
+def facts_found(words: Sequence[str], launch: Path) -> set[str]:
+    """The facts the engine finds in a command (the vocabulary of a table's ``fact_examples``)."""
+    from maia.permissions.parts import Part
+
+    part = Part(tuple(words))
+    name = program_name(words[0])
+    found: set[str] = set()
+    moved = _MOVED_WHY.format(name=name)
+    if any(d.why == moved for d in dangers(Part(tuple(words), folder_moved=True), launch)):
+        found.add("folder-sensitive")
+    if changes_folder(part):
+        found.add("changes-folder")
+    if may_create_links(part):
+        found.add("may-link")
+    if makes_links(part):
+        found.add("makes-links")
+    return found
+
+
+def _check_facts(table: tables.Table, launch: Path) -> list[str]:
+    """A table's ``fact_examples``: each finds exactly the facts it says, each fact the table states is
+    shown, and a fact that depends on the words (``cp -s``, ``git checkout``) is shown missing too."""
+    key = table.names[0]
+    failures: list[str] = []
+    stated: set[str] = set()
+    if table.folder_sensitive:
+        stated.add("folder-sensitive")
+    if table.changes_folder:
+        stated.add("changes-folder")
+    if table.links is not None:
+        stated.add("may-link")
+        if table.links.always or table.links.short or table.links.long:
+            stated.add("makes-links")
+    shown: set[str] = set()
+    absent: set[str] = set()
+    for command, expected in table.fact_examples:
+        words = shlex.split(command)
+        if not words or not _names(table, words[0]):
+            failures.append(f"{key}: example {command!r} runs another program")
+            continue
+        got = facts_found(words, launch)
+        if got != set(expected.split()):
+            failures.append(f"{key}: {command!r} shows {' '.join(sorted(got)) or 'no fact'}, not {expected or 'none'}")
+        shown |= got
+        absent |= stated - got
+    failures.extend(f"{key}: no fact example shows {fact}" for fact in sorted(stated - shown))
+    links = table.links
+    if links is not None and links.subcommands and "may-link" not in absent:
+        failures.append(f"{key}: no fact example shows a subcommand that makes no link")
+    if links is not None and not links.always and (links.short or links.long) and "makes-links" not in absent:
+        failures.append(f"{key}: no fact example shows a use that makes no link")
+    return failures
 
 
 def _all_options(table: tables.Table) -> list[tables.OptionDangers]:

@@ -54,11 +54,6 @@ def program_name(word: str) -> str:
     return word.rpartition("/")[2]
 
 
-# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"})
-OTHER_SHELLS = frozenset({"zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"})
-
-
 # git's own options before its subcommand (-C, -c, --git-dir…): programs.py judges them
 GIT_GLOBAL_OPTIONS = OptionSpec(
     short_value="Cc",
@@ -219,6 +214,21 @@ class Interpreter:
 
     spec: OptionSpec
     code: frozenset[str]
+    module: frozenset[str] = frozenset()  # options naming a module it runs, which the part itself names (-m)
+    versioned: tuple[str, ...] = ()  # names also written with a version number (python3.12, node18)
+    opaque: str = ""  # whatever its options, what it runs can run commands (psql's \!): why
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """How a program may put symbolic links in place (make them, unpack or move them): a path after it
+    may lead somewhere else. Any use ``may`` (later redirections are uncertain); it surely ``makes``
+    them with ``always``, or with one of ``short``/``long`` (later written files are uncertain too)."""
+
+    always: bool = False  # ln, tar, unzip…: it makes links (or unpacks files that may be links) whatever its options
+    short: str = ""  # option letters that make it make links (``cp -s``), in a cluster too
+    long: frozenset[str] = frozenset()  # long options that do (``cp --symbolic-link``)
+    subcommands: frozenset[str] = frozenset()  # only these subcommands may (git checkout…); empty: any use
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +238,7 @@ class Globals:
     spec: OptionSpec
     harmless: frozenset[str]  # options an allow may skip (the others must be named by the rule)
     folder_options: frozenset[str] = frozenset()  # options naming the folder it works in (harmless inside)
+    repository: bool = False  # and not when that folder belongs to another git repository (git -C vendor/lib)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +277,41 @@ class Table:
     always_examples: tuple[tuple[str, str | None], ...] = ()
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
+    # how a shell runs text (``sh -c``): "exact" (bash-like rules read it exactly), "other" (read for deny only)
+    shell: Literal["", "exact", "other"] = ""
+    pattern: str = ""  # a regular expression for more of its names (the dynamic loader: ld-linux-x86-64.so.2)
+    # run in a folder nobody checked, it runs that folder's code and configuration (git hooks, Makefiles…)
+    folder_sensitive: bool = False
+    changes_folder: bool = False  # it changes the shell's folder (cd)
+    links: Links | None = None  # it may put symbolic links in place
+    # (command, the facts found in it, space-separated: folder-sensitive, changes-folder, may-link,
+    # makes-links; "" for none), checked on load like match: each fact the table states is shown
+    fact_examples: tuple[tuple[str, str], ...] = ()
 
+
+# git's subcommands that write the work tree: they may put symbolic links in place
+_GIT_TREE_WRITERS = frozenset(
+    {
+        "clone",
+        "checkout",
+        "switch",
+        "restore",
+        "reset",
+        "pull",
+        "merge",
+        "stash",
+        "worktree",
+        "am",
+        "apply",
+        "cherry-pick",
+        "rebase",
+        "revert",
+        "submodule",
+        "read-tree",
+        "checkout-index",
+        "sparse-checkout",
+    }
+)
 
 # global options before a subcommand (``git -C dir push``): the rules match past them
 GIT_GLOBALS = Globals(
@@ -289,6 +334,7 @@ GIT_GLOBALS = Globals(
         }
     ),
     folder_options=frozenset({"-C"}),
+    repository=True,
 )
 
 KUBECTL_GLOBALS = Globals(
@@ -1054,6 +1100,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("make", "gmake"),
+        folder_sensitive=True,
+        fact_examples=(("make build", "folder-sensitive"), ("gmake", "folder-sensitive")),
         long=frozenset(
             [
                 "--always-make",
@@ -1135,6 +1183,13 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("git",),
+        folder_sensitive=True,
+        links=Links(subcommands=_GIT_TREE_WRITERS),
+        fact_examples=(
+            ("git status", "folder-sensitive"),
+            ("git checkout main", "folder-sensitive may-link"),
+            ("git -C sub switch x", "folder-sensitive may-link"),
+        ),
         globals=GIT_GLOBALS,
         dangerous=frozenset(
             {
@@ -1352,6 +1407,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("tar", "gtar", "bsdtar"),
+        links=Links(always=True),
+        fact_examples=(("tar xf a.tar", "may-link makes-links"),),
         option_dangers=OptionDangers(
             frozenset(
                 {
@@ -1456,6 +1513,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("npm", "pnpm", "yarn"),
+        folder_sensitive=True,
+        fact_examples=(("npm test", "folder-sensitive"), ("yarn", "folder-sensitive")),
         globals=NPM_GLOBALS,
         runs=Runs(
             "npm {option} runs a package's program",
@@ -1487,6 +1546,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("rsync",),
+        links=Links(always=True),
+        fact_examples=(("rsync -a src/ dst/", "may-link makes-links"),),
         option_dangers=OptionDangers(
             frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
             "rsync runs a program",
@@ -1509,6 +1570,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("cp",),
+        links=Links(short="s", long=frozenset({"--symbolic-link"})),
+        fact_examples=(("cp -s a b", "may-link makes-links"), ("cp --sym a b", "may-link makes-links"), ("cp a b", "may-link")),
         long=_COPY_LONG,
         writes=_copy_like(removes_sources=False),
         match=("cp a .env", "cp -t out a b", "cp a b c/", "cp --target-d=out a"),
@@ -1516,6 +1579,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("mv",),
+        links=Links(short="s", long=frozenset({"--symbolic-link"})),
+        fact_examples=(("mv -fs a b", "may-link makes-links"), ("mv a b", "may-link")),
         long=_COPY_LONG,
         writes=_copy_like(removes_sources=True),
         match=("mv .env x", "mv a b"),
@@ -1523,6 +1588,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("install",),
+        links=Links(short="s", long=frozenset({"--symbolic-link"})),
+        fact_examples=(("install -s a b", "may-link makes-links"), ("install a b", "may-link")),
         long=_COPY_LONG | {"--directory"},
         writes=_copy_like(removes_sources=False),
         match=("install -m 644 a .env", "install -d out"),
@@ -1530,12 +1597,21 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("ln",),
+        links=Links(always=True),
+        fact_examples=(("ln -s a b", "may-link makes-links"),),
         long=_COPY_LONG,
         writes=_ln,
         match=("ln .env notes.txt", "ln -s ../x link", "ln -s /etc/passwd"),
         not_match=(),
     ),
-    Table(("link",), writes=_nth_operand(_PLAIN, 1), match=("link a b",), not_match=("link a",)),
+    Table(
+        ("link",),
+        writes=_nth_operand(_PLAIN, 1),
+        links=Links(always=True),
+        fact_examples=(("link a b", "may-link makes-links"),),
+        match=("link a b",),
+        not_match=("link a",),
+    ),
     Table(
         ("tee",),
         long=frozenset({"--append", "--ignore-interrupts", "--output-error", "--help", "--version"}),
@@ -1696,12 +1772,21 @@ TABLES: tuple[Table, ...] = (
         match=("csplit -f .e data 1",),
         not_match=(),
     ),
-    Table(("unzip",), writes=_unzip, match=("unzip a.zip", "unzip a.zip -d out"), not_match=("unzip -l a.zip",)),
+    Table(
+        ("unzip",),
+        writes=_unzip,
+        links=Links(always=True),
+        fact_examples=(("unzip a.zip", "may-link makes-links"),),
+        match=("unzip a.zip", "unzip a.zip -d out"),
+        not_match=("unzip -l a.zip",),
+    ),
     Table(
         ("sponge",), writes=_nth_operand(OptionSpec(short_flags="a"), 0), match=("sponge .env",), not_match=("sponge",)
     ),
     Table(
         ("cpio", "ar", "7z", "7za", "7zr", "unrar", "jar"),
+        links=Links(always=True),
+        fact_examples=(("7z x a.7z", "may-link makes-links"),),
         writes=_unpack,
         match=("cpio -id", "ar x lib.a", "7z x a.7z", "unrar x a.rar", "jar xf a.jar"),
         not_match=("ar t lib.a", "7z l a.7z"),
@@ -1808,6 +1893,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("go",),
+        folder_sensitive=True,
+        fact_examples=(("go test ./...", "folder-sensitive"),),
         option_dangers=OptionDangers(
             long=frozenset({"-exec", "-toolexec", "-overlay"}),
             long_why="go runs a program with this option",
@@ -1828,6 +1915,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("cargo",),
+        folder_sensitive=True,
+        fact_examples=(("cargo build", "folder-sensitive"),),
         globals=CARGO_GLOBALS,
         option_dangers=OptionDangers(
             long=frozenset({"--config"}),
@@ -1843,6 +1932,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("npx",),
+        folder_sensitive=True,
+        fact_examples=(("npx eslint .", "folder-sensitive"),),
         runs=Runs("npx -c runs a command line", shell=frozenset({"-c", "--call"})),
         match=("npx -c 'eslint .'", "npx --call=x"),
         not_match=("npx eslint .",),
@@ -1872,6 +1963,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("terraform",),
+        folder_sensitive=True,
+        fact_examples=(("terraform plan", "folder-sensitive"),),
         globals=TERRAFORM_GLOBALS,
         option_dangers=OptionDangers(
             values=(ValueCheck(frozenset({"-chdir"}), "outside", "terraform -chdir outside the launch folder"),),
@@ -1881,6 +1974,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("patch",),
+        links=Links(always=True),
+        fact_examples=(("patch -p1", "may-link makes-links"),),
         long=frozenset({"--output", "--directory", "--input", "--dry-run"}),
         writes=_patch,
         match=("patch -p1", "patch f.txt", "patch -o out a"),
@@ -2105,49 +2200,66 @@ TABLES: tuple[Table, ...] = (
 
 
 # interpreters: how their options are read, and the options that give them code to run (opaque)
+_NODE = Interpreter(
+    OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
+    frozenset({"-e", "-p", "--eval", "--print"}),
+    versioned=("node",),
+)
 _INTERPRETER_TABLES: tuple[Table, ...] = (
     Table(
         ("python", "python2", "python3", "pypy", "pypy3"),
         interpreter=Interpreter(
             OptionSpec(short_value="cmWXQ", short_flags="bBdEhiIOPqRsSuvVx", stop=frozenset({"-c", "-m"})),
             frozenset({"-c"}),
+            module=frozenset({"-m"}),
+            versioned=("python", "pypy"),
         ),
-        match=("python -c 'print(1)'", "python3 -", "pypy3"),
-        not_match=("python script.py", "python3 -m pytest"),
+        match=("python -c 'print(1)'", "python3 -", "pypy3", "python3.12 -c 1", "pypy3.10"),
+        not_match=("python script.py", "python3 -m pytest", "python3.12 -m pytest"),
     ),
     Table(
         ("perl", "perl5"),
         interpreter=Interpreter(
             OptionSpec(short_value="eEI", short_optional="0lixCdDFMmVWXt", short_flags="acnpsTuUvwhS"),
             frozenset({"-e", "-E", "-M", "-m", "-d"}),
+            versioned=("perl",),
         ),
         match=("perl -e 'print 1'", "perl -E 'say 1'", "perl -Mstrict x.pl", "perl -mx x.pl", "perl -d x.pl"),
         not_match=("perl script.pl",),
     ),
     Table(
         ("ruby",),
-        interpreter=Interpreter(OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"})),
+        interpreter=Interpreter(
+            OptionSpec(short_value="eIrCEF", short_optional="i0xWTKl"), frozenset({"-e"}), versioned=("ruby",)
+        ),
         match=("ruby -e 'p 1'",),
         not_match=("ruby script.rb",),
     ),
     Table(
-        ("node", "nodejs", "bun"),
-        interpreter=Interpreter(
-            OptionSpec(short_value="epr", long_value=frozenset({"--eval", "--print", "--require", "--import"})),
-            frozenset({"-e", "-p", "--eval", "--print"}),
-        ),
-        match=("node -e 1", "node -p 1", "nodejs --eval 1", "bun --print 1"),
+        ("node", "nodejs"),
+        interpreter=_NODE,
+        match=("node -e 1", "node -p 1", "nodejs --eval 1"),
         not_match=("node app.js",),
     ),
     Table(
+        ("bun",),
+        interpreter=_NODE,
+        folder_sensitive=True,  # bun run, bun test: the project's scripts and configuration
+        fact_examples=(("bun test", "folder-sensitive"),),
+        match=("bun --print 1", "bun -e 1"),
+        not_match=("bun app.js",),
+    ),
+    Table(
         ("php",),
-        interpreter=Interpreter(OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"})),
+        interpreter=Interpreter(
+            OptionSpec(short_value="rBREFdcnz"), frozenset({"-r", "-B", "-R", "-E", "-F", "-d"}), versioned=("php",)
+        ),
         match=("php -r 'echo 1;'", "php -B x -R y", "php -E x", "php -F x", "php -d x=1 a.php"),
         not_match=("php index.php",),
     ),
     Table(
         ("lua", "luajit"),
-        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"})),
+        interpreter=Interpreter(OptionSpec(short_value="el"), frozenset({"-e"}), versioned=("lua",)),
         match=("lua -e 'print(1)'", "luajit -e x"),
         not_match=("lua script.lua",),
     ),
@@ -2190,7 +2302,9 @@ _INTERPRETER_TABLES: tuple[Table, ...] = (
     Table(
         ("psql",),  # always opaque: SQL can run shell commands (\!)
         interpreter=Interpreter(
-            OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})), frozenset()
+            OptionSpec(short_value="cfdhpUvL", long_value=frozenset({"--command", "--file"})),
+            frozenset(),
+            opaque="psql runs SQL that can run shell commands (\\!)",
         ),
         match=("psql db", "psql -c 'select 1'"),
     ),
@@ -2261,6 +2375,57 @@ _OPAQUE_TABLES: tuple[Table, ...] = (
     Table(("emacs",), opaque="emacs runs Lisp (--eval, -l) that can run commands", match=("emacs x",)),
     Table(("sudoedit",), opaque="sudoedit edits files as another user", match=("sudoedit x",)),
 )
+
+# what the engine must know of programs besides their options: the shells, the dynamic loader (a
+# program by many names), what changes the folder, runs a project's code, or puts links in place
+_FACT_TABLES: tuple[Table, ...] = (
+    Table(
+        ("sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"),
+        shell="exact",
+        runs_examples=(("bash -c 'ls -l'", "ls -l"), ("sh", "opaque"), ("dash -s x", "opaque"), ("bash b.sh", None)),
+    ),
+    Table(
+        ("zsh", "fish", "csh", "tcsh", "ksh93", "pwsh", "xonsh", "elvish", "nu"),
+        shell="other",
+        runs_examples=(("zsh -c 'ls -l'", "ls -l"), ("fish", "opaque"), ("zsh b.zsh", None)),
+    ),
+    Table(
+        ("ld.so",),
+        # ld-linux-x86-64.so.2, ld-musl-x86_64.so.1, ld64.so.2…: it runs a program with libraries of its choosing
+        pattern=r"ld(-linux[\w.-]*|-musl[\w.-]*|64)?\.so(\.[0-9]+)*|ld-[\w.-]*\.so[\w.]*",
+        reader="loader",
+        runs_examples=(
+            ("ld-linux-x86-64.so.2 /bin/rm -rf build", "opaque"),
+            ("ld.so --library-path /tmp /bin/ls", "opaque"),
+            ("ld-musl-x86_64.so.1", "opaque"),
+        ),
+    ),
+    Table(
+        ("cd", "pushd", "popd"),
+        changes_folder=True,
+        fact_examples=(("cd src", "changes-folder"), ("pushd /tmp", "changes-folder"), ("popd", "changes-folder")),
+    ),
+    Table(("pytest",), folder_sensitive=True, fact_examples=(("pytest -x", "folder-sensitive"),)),
+    Table(("tox",), folder_sensitive=True, fact_examples=(("tox -e py", "folder-sensitive"),)),
+    Table(("nox",), folder_sensitive=True, fact_examples=(("nox -s lint", "folder-sensitive"),)),
+    Table(("just",), folder_sensitive=True, fact_examples=(("just build", "folder-sensitive"),)),
+    Table(("rake",), folder_sensitive=True, fact_examples=(("rake test", "folder-sensitive"),)),
+    Table(("mix",), folder_sensitive=True, fact_examples=(("mix test", "folder-sensitive"),)),
+    Table(("mvn",), folder_sensitive=True, fact_examples=(("mvn package", "folder-sensitive"),)),
+    Table(("gradle", "gradlew"), folder_sensitive=True, fact_examples=(("gradlew build", "folder-sensitive"),)),
+    Table(("direnv",), folder_sensitive=True, fact_examples=(("direnv allow", "folder-sensitive"),)),
+    Table(("bundle",), folder_sensitive=True, fact_examples=(("bundle exec rake", "folder-sensitive"),)),
+    Table(("composer",), folder_sensitive=True, fact_examples=(("composer install", "folder-sensitive"),)),
+    Table(("dotnet",), folder_sensitive=True, fact_examples=(("dotnet build", "folder-sensitive"),)),
+    Table(("pip", "pip3"), folder_sensitive=True, fact_examples=(("pip install -e .", "folder-sensitive"),)),
+    Table(("poetry",), folder_sensitive=True, fact_examples=(("poetry install", "folder-sensitive"),)),
+    Table(("uv",), folder_sensitive=True, fact_examples=(("uv sync", "folder-sensitive"),)),
+    # they check out or unpack files that may be links
+    Table(("svn",), links=Links(), fact_examples=(("svn update", "may-link"),)),
+    Table(("hg",), links=Links(), fact_examples=(("hg update", "may-link"),)),
+    Table(("busybox",), links=Links(), fact_examples=(("busybox tar xf a.tar", "may-link"),)),
+)
+
 
 # programs that run another command given as words, with how their own options are read; joined to
 # the tables below (a table's ``wrapper``), each with an example of what it runs
@@ -2689,7 +2854,8 @@ _ALWAYS_EXAMPLES: dict[str, tuple[tuple[str, str | None], ...]] = {
     "never": (("tr a b", None),),
     "tee": (("tee out.txt", None),),
     "reader": (("cat /nonexistent-maia-file", None), ("head -5 /nonexistent-maia-file", None)),
-    "word": (("ls -la src", "ls *"), ("pytest -x tests", "pytest *")),
+    "word": (("ls -la src", "ls *"), ("mypy src", "mypy *")),
+    "pytest": (("pytest -x tests", "pytest *"),),
     "exact": (("kill 123", "kill 123"),),
     "ssh": (("ssh host uptime", "ssh host uptime"),),
     "rm": (("rm -rf build", "rm -rf build"), ("mkfifo pipe", "mkfifo pipe *")),
@@ -2736,9 +2902,13 @@ def _with_always(tables: tuple[Table, ...]) -> tuple[Table, ...]:
     return tuple(out)
 
 
-TABLES = _with_always(_with_wrappers(TABLES + _INTERPRETER_TABLES + _OPAQUE_TABLES))
+TABLES = _with_always(_with_wrappers(TABLES + _INTERPRETER_TABLES + _OPAQUE_TABLES + _FACT_TABLES))
 
 BY_NAME: dict[str, Table] = {name: table for table in TABLES for name in table.names}
+
+# shells whose -c text bash-like rules read exactly; other shells' text is read for deny only
+SHELLS = frozenset(name for table in TABLES if table.shell == "exact" for name in table.names)
+OTHER_SHELLS = frozenset(name for table in TABLES if table.shell == "other" for name in table.names)
 
 
 def written(words: Sequence[str], launch: Path | None) -> list[Target]:
