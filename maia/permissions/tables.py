@@ -1519,7 +1519,8 @@ TABLES: tuple[Table, ...] = (
         runs=Runs(
             "npm {option} runs a package's program",
             spec=NPM_GLOBALS.spec,
-            subcommands=frozenset({"exec", "x", "explore", "exe"}),
+            # pnpm dlx, yarn dlx: fetch a package and run its program, like npm exec
+            subcommands=frozenset({"exec", "x", "explore", "exe", "dlx"}),
         ),
         dangerous=frozenset({"--script-shell", "--node-options", "--userconfig", "--globalconfig", "--call"}),
         option_dangers=OptionDangers(
@@ -1541,6 +1542,8 @@ TABLES: tuple[Table, ...] = (
             "npm x cowsay",
             "pnpm explore x",
             "npm exe x",
+            "pnpm dlx create-vite",
+            "yarn dlx cowsay",
         ),
         not_match=("npm test", "npm run build", "npm --prefix sub test"),
     ),

@@ -24,8 +24,9 @@ HOLES: list[tuple[str, list[str], list[str]]] = [
     ("docker exec web ls", ["Bash(docker exec web ls)"], ["docker exec web rm -rf /", "docker exec db psql"]),
     ("go run .", ["Bash(go run .)"], ["go run ./cmd/evil", "go run . --drop-all"]),
     ("cargo run", ["Bash(cargo run)"], ["cargo run --bin evil", "cargo run -- --delete"]),
-    ("pnpm dlx create-vite", ["Bash(pnpm dlx create-vite)"], ["pnpm dlx evil", "pnpm dlx create-vite@evil"]),
-    ("yarn dlx cowsay", ["Bash(yarn dlx cowsay)"], ["yarn dlx evil"]),
+    # pnpm dlx, yarn dlx run a package like npm exec: opaque, no rule (issue 26)
+    ("pnpm dlx create-vite", [], ["pnpm dlx evil", "pnpm dlx create-vite@evil"]),
+    ("yarn dlx cowsay", [], ["yarn dlx evil"]),
     ("bunx cowsay", ["Bash(bunx cowsay)"], ["bunx evil"]),
     ("kubectl exec web -- ls", ["Bash(kubectl exec web -- ls)"], ["kubectl exec web -- rm -rf /"]),
     ("kubectl run tmp --image=alpine", ["Bash(kubectl run tmp --image=alpine)"], ["kubectl run x --image=evil"]),
