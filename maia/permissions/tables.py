@@ -1574,7 +1574,11 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("cp",),
         links=Links(short="s", long=frozenset({"--symbolic-link"})),
-        fact_examples=(("cp -s a b", "may-link makes-links"), ("cp --sym a b", "may-link makes-links"), ("cp a b", "may-link")),
+        fact_examples=(
+            ("cp -s a b", "may-link makes-links"),
+            ("cp --sym a b", "may-link makes-links"),
+            ("cp a b", "may-link"),
+        ),
         long=_COPY_LONG,
         writes=_copy_like(removes_sources=False),
         match=("cp a .env", "cp -t out a b", "cp a b c/", "cp --target-d=out a"),

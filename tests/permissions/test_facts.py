@@ -20,10 +20,10 @@ def _stated(field: str) -> set[str]:
 
 
 def test_the_facts_the_engine_reads_are_the_tables_fields() -> None:
-    assert programs.FOLDER_SENSITIVE == _stated("folder_sensitive")
+    assert _stated("folder_sensitive") == programs.FOLDER_SENSITIVE
     assert programs.FOLDER_CHANGERS == _stated("changes_folder") == {"cd", "pushd", "popd"}
     assert set(programs._LINKS) == _stated("links")
-    assert tables.SHELLS | tables.OTHER_SHELLS == _stated("shell")
+    assert _stated("shell") == tables.SHELLS | tables.OTHER_SHELLS
     assert {"git", "make", "npm", "pytest", "bun"} <= programs.FOLDER_SENSITIVE
     assert "node" not in programs.FOLDER_SENSITIVE  # bun runs a project's scripts, node a file it is given
 
