@@ -1573,6 +1573,7 @@ def _check_table(table: tables.Table, launch: Path) -> list[str]:
     key = table.names[0]
     if table.runs is not None and table.runs.hook and table.runs.hook not in RUN_HOOKS:
         failures.append(f"{key}: no parser named {table.runs.hook!r}")
+    failures.extend(f"{key}: no parser named {name!r}" for name in _writers_named(table.writes))
     for options in _all_options(table):
         if options.hook and options.hook not in HOOKS:
             failures.append(f"{key}: no parser named {options.hook!r}")
@@ -1696,6 +1697,16 @@ def _check_facts(table: tables.Table, launch: Path) -> list[str]:
     if links is not None and not links.always and (links.short or links.long) and "makes-links" not in absent:
         failures.append(f"{key}: no fact example shows a use that makes no link")
     return failures
+
+
+def _writers_named(data: tables.Written | None) -> list[str]:
+    """The readers a table's ``writes`` names (nested ones too) that ``tables.WRITERS`` does not hold."""
+    if data is None:
+        return []
+    missing = [] if data.reader in tables.WRITERS else [data.reader]
+    for inner in (data.every, *data.each.values()):
+        missing += _writers_named(inner)
+    return missing
 
 
 def _all_options(table: tables.Table) -> list[tables.OptionDangers]:

@@ -111,6 +111,23 @@ Writes = Callable[[Sequence[str], Path | None], list[Target]]
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """The files a program writes, read by the reader ``reader`` names (:data:`WRITERS`): a generic one
+    given the data here, or the program's own (``tar``, ``sed``, ``curl``…)."""
+
+    # operands, option-values, nth-operand, copy, move, split, by-subcommand; or a program's own
+    reader: str
+    spec: OptionSpec = field(default_factory=OptionSpec)  # how the generic readers read its options
+    options: tuple[str, ...] = ()  # option-values: the options whose value it writes; split: prefix options
+    index: int = 0  # nth-operand: the operand it writes; operands: how many first operands it does not
+    tree: bool = False  # the path is a folder where it writes files whose names are unknown until it runs
+    default: str = ""  # split: the prefix of its pieces when no option names one
+    every: Written | None = None  # by-subcommand: what any subcommand writes (read in its options)
+    every_starts: tuple[str, ...] = ()  # … only when a word starts so (--o: --output and its prefixes)
+    each: Mapping[str, Written] = field(default_factory=dict)  # by-subcommand: each subcommand's own
+
+
+@dataclass(frozen=True, slots=True)
 class Level:
     """One level of a program's subcommands: the words an "always" prefix rule may end on."""
 
@@ -260,7 +277,7 @@ class Table:
     complete: bool = False
     dangerous: frozenset[str] = frozenset()
     spec: OptionSpec = field(default_factory=OptionSpec)
-    writes: Writes | None = None
+    writes: Written | None = None  # the files it writes, by a reader named in ``WRITERS``
     read_only: bool = False
     always: AlwaysField = None
     option_dangers: OptionDangers | None = None  # what a prefix rule never covers unless it names it
@@ -566,6 +583,8 @@ _CP_SPEC = OptionSpec(
 
 
 def _copy_like(*, removes_sources: bool) -> Writes:
+    """cp and install (``copy``), mv (``move``): the destination, the files copied into a folder."""
+
     def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
         options, operands = _operands(args, _CP_SPEC)
         directory = options.get("-t") or options.get("--target-directory")
@@ -607,28 +626,23 @@ def _ln(args: Sequence[str], launch: Path | None) -> list[Target]:
     return found
 
 
-def _all_operands(spec: OptionSpec, skip: int = 0) -> Writes:
-    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
-        _options, operands = _operands(args, spec)
-        return [Target(o) for o in operands[skip:]]
-
-    return writes
+def _all_operands(data: Written, args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """``operands``: every operand past the first ``index`` (rm, touch, chmod MODE FILE…)."""
+    _options, operands = _operands(args, data.spec)
+    return [Target(o) for o in operands[data.index :]]
 
 
-def _option_values(spec: OptionSpec, names: Sequence[str], *, tree: bool = False) -> Writes:
-    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
-        scan = scan_options(list(args), spec, stop_at_operand=False)
-        return [Target(value, tree) for name, value in scan.options if name in names and value]
-
-    return writes
+def _option_values(data: Written, args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """``option-values``: the values of the options ``options`` (sort -o FILE)."""
+    scan = scan_options(list(args), data.spec, stop_at_operand=False)
+    return [Target(value, data.tree) for name, value in scan.options if name in data.options and value]
 
 
-def _nth_operand(spec: OptionSpec, index: int, *, tree: bool = False) -> Writes:
-    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
-        _options, operands = _operands(args, spec)
-        return [Target(operands[index], tree)] if len(operands) > index and operands[index] != "-" else []
-
-    return writes
+def _nth_operand(data: Written, args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """``nth-operand``: the operand ``index`` (uniq IN OUT), unless it is ``-``."""
+    _options, operands = _operands(args, data.spec)
+    index = data.index
+    return [Target(operands[index], data.tree)] if len(operands) > index and operands[index] != "-" else []
 
 
 def _dd(args: Sequence[str], _launch: Path | None) -> list[Target]:
@@ -677,15 +691,14 @@ def _find(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return found
 
 
-def _split(default: str, prefix_options: Sequence[str], spec: OptionSpec) -> Writes:
-    def writes(args: Sequence[str], _launch: Path | None) -> list[Target]:
-        options, operands = _operands(args, spec)
-        prefix = next((str(options[o]) for o in prefix_options if options.get(o)), None)
-        if prefix is None:
-            prefix = operands[1] if default == "x" and len(operands) > 1 else default
-        return [Target(prefix + "aa"), Target(prefix + "00")]
-
-    return writes
+def _split(data: Written, args: Sequence[str], _launch: Path | None) -> list[Target]:
+    """``split``: the pieces, named by a prefix option (``options``), else (split) the second operand,
+    else ``default``."""
+    options, operands = _operands(args, data.spec)
+    prefix = next((str(options[o]) for o in data.options if options.get(o)), None)
+    if prefix is None:
+        prefix = operands[1] if data.default == "x" and len(operands) > 1 else data.default
+    return [Target(prefix + "aa"), Target(prefix + "00")]
 
 
 _TAR_SPEC = OptionSpec(
@@ -826,7 +839,7 @@ _GIT_CONFIG_WRITES = frozenset(
 )
 
 
-def _git_config(args: Sequence[str]) -> list[Target]:
+def _git_config(args: Sequence[str], _launch: Path | None) -> list[Target]:
     scan = scan_options(
         list(args),
         OptionSpec(short_value="f", long_value=frozenset({"--file", "--blob", "--type", "--default", "--comment"})),
@@ -907,52 +920,48 @@ def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
     return []
 
 
-def _by_subcommand(
-    spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes], every_starts: tuple[str, ...] = ()
-) -> Writes:
-    """The files a program writes, per subcommand past its global options (``spec``): ``every`` reads
-    any subcommand's arguments (only words starting with ``every_starts``), ``each`` one subcommand's own."""
-
-    def may_write(words: Sequence[str]) -> bool:
-        # the common case (git status, git diff --stat): no subcommand or option that writes
-        return any(word in each or word.startswith(every_starts) for word in words)
-
-    def writes(args: Sequence[str], launch: Path | None) -> list[Target]:
-        rest = scan_options(list(args), spec).rest
-        if not rest:
-            return []
-        tail = rest[1:]
-        own = each.get(rest[0])
-        if own is None and not any(word.startswith("-") for word in tail):
-            return []  # ``every`` reads options only (the common case: git status, git log)
-        found = every(tail, launch) if every is not None else []
-        return found + own(tail, launch) if own is not None else found
-
-    _MAY_WRITE[writes] = may_write
-    return writes
+def _by_subcommand(data: Written, args: Sequence[str], launch: Path | None) -> list[Target]:
+    """``by-subcommand``: the files a program writes, per subcommand past its global options (``spec``):
+    ``every`` reads any subcommand's arguments (words starting with ``every_starts``), ``each`` one's own."""
+    rest = scan_options(list(args), data.spec).rest
+    if not rest:
+        return []
+    tail = rest[1:]
+    own = data.each.get(rest[0])
+    if own is None and not any(word.startswith("-") for word in tail):
+        return []  # ``every`` reads options only (the common case: git status, git log)
+    found = read_written(data.every, tail, launch) if data.every is not None else []
+    return found + read_written(own, tail, launch) if own is not None else found
 
 
-# a quick look at a command's words before its writes are read (``written``): False, it writes nothing
-_MAY_WRITE: dict[Writes, Callable[[Sequence[str]], bool]] = {}
+def _may_write(data: Written, words: Sequence[str]) -> bool:
+    """A quick look before ``by-subcommand`` reads (git status, git diff --stat): no subcommand or option
+    that writes, False."""
+    return any(word in data.each or word.startswith(data.every_starts) for word in words)
 
 
-# git's written files: data per subcommand, each entry a reader above or a combinator
-_GIT_WRITES = _by_subcommand(
+# git's written files: data per subcommand, each a generic reader given data or one of git's own
+_GIT_WRITES = Written(
+    "by-subcommand",
     GIT_GLOBAL_OPTIONS,
-    every=_option_values(OptionSpec(long_value=frozenset({"--output"})), ("--output",)),
+    every=Written("option-values", OptionSpec(long_value=frozenset({"--output"})), ("--output",)),
     every_starts=("--o",),  # --output and its prefixes
     each={
-        "archive": _option_values(OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
-        "bundle": _option_values(OptionSpec(short_value="o"), ("-o",)),
-        "config": lambda tail, _launch: _git_config(tail),
-        "checkout": _git_checkout,
-        "restore": _git_restore,
-        "apply": _git_apply,
-        "worktree": _git_worktree,
-        "clone": _nth_operand(
-            OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"})), 1, tree=True
+        "archive": Written("option-values", OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
+        "bundle": Written("option-values", OptionSpec(short_value="o"), ("-o",)),
+        "config": Written("git-config"),
+        "checkout": Written("git-checkout"),
+        "restore": Written("git-restore"),
+        "apply": Written("git-apply"),
+        "worktree": Written("git-worktree"),
+        "clone": Written(
+            "nth-operand",
+            OptionSpec(short_value="obucj", long_value=frozenset({"--origin", "--branch", "--depth"})),
+            index=1,
+            tree=True,
         ),
-        "format-patch": _option_values(
+        "format-patch": Written(
+            "option-values",
             OptionSpec(short_value="ov", long_value=frozenset({"--output-directory"})),
             ("-o", "--output-directory"),
             tree=True,
@@ -1030,6 +1039,56 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [Target(o) for o in operands if o != "-"]
 
 
+def _own(reader: Writes) -> Reader:
+    return lambda _data, args, launch: reader(args, launch)
+
+
+Reader = Callable[["Written", Sequence[str], Path | None], list[Target]]
+# the readers a table's ``writes`` names: generic ones, given the data of its :class:`Written`, and
+# programs' own (their syntax is not a list: tar's modes, sed's w command, curl's many files…)
+WRITERS: dict[str, Reader] = {
+    "operands": _all_operands,
+    "option-values": _option_values,
+    "nth-operand": _nth_operand,
+    "copy": _own(_copy_like(removes_sources=False)),
+    "move": _own(_copy_like(removes_sources=True)),
+    "split": _split,
+    "by-subcommand": _by_subcommand,
+    **{
+        name: _own(reader)
+        for name, reader in {
+            "ln": _ln,
+            "dd": _dd,
+            "sed": _sed,
+            "find": _find,
+            "tar": _tar,
+            "unzip": _unzip,
+            "rsync": _rsync,
+            "patch": _patch,
+            "curl": _curl,
+            "wget": _wget,
+            "git-config": _git_config,
+            "git-checkout": _git_checkout,
+            "git-restore": _git_restore,
+            "git-apply": _git_apply,
+            "git-worktree": _git_worktree,
+            "zip-archive": _zip_archive,
+            "unpack": _unpack,
+            "openssl": _openssl,
+            "scp": _scp,
+            "yq": _yq,
+            "ssh-keygen": _ssh_keygen,
+            "gzip-like": _gzip_like,
+        }.items()
+    },
+}
+
+
+def read_written(data: Written, args: Sequence[str], launch: Path | None) -> list[Target]:
+    """The files ``data``'s reader finds in ``args`` (a program's arguments)."""
+    return WRITERS[data.reader](data, args, launch)
+
+
 _KUBE_DANGERS = OptionDangers(
     frozenset({"--kubeconfig", "--profile-output", "--log-file"}), "a kubeconfig can run commands"
 )
@@ -1078,7 +1137,8 @@ TABLES: tuple[Table, ...] = (
         ),
         complete=True,
         dangerous=frozenset({"--output", "--compress-program"}),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(
                 short_value="okStT",
                 long_value=frozenset(
@@ -1441,7 +1501,7 @@ TABLES: tuple[Table, ...] = (
         long=frozenset(
             {"--to-stdout", "--checkpoint", "--directory", "--file", "--extract", "--get", "--create", "--append"}
         ),
-        writes=_tar,
+        writes=Written("tar"),
         runs=Runs(
             "tar {option} runs a program",
             spec=OptionSpec(short_value="fCbgKLNTVXHIF", long_flags=None),
@@ -1495,7 +1555,7 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("zip",),
         dangerous=frozenset({"--unzip-command", "--test"}),
-        writes=_zip_archive,
+        writes=Written("zip-archive"),
         option_dangers=OptionDangers(
             long=frozenset({"--unzip-command"}),
             long_why="zip runs a program",
@@ -1559,7 +1619,7 @@ TABLES: tuple[Table, ...] = (
             "rsync -e runs a program",
         ),
         dangerous=frozenset({"--rsh", "--rsync-path", "--write-batch", "--only-write-batch"}),
-        writes=_rsync,
+        writes=Written("rsync"),
         match=(
             "rsync -a src/ dst/",
             "rsync --rsync-p='x' a b:c",
@@ -1580,7 +1640,7 @@ TABLES: tuple[Table, ...] = (
             ("cp a b", "may-link"),
         ),
         long=_COPY_LONG,
-        writes=_copy_like(removes_sources=False),
+        writes=Written("copy"),
         match=("cp a .env", "cp -t out a b", "cp a b c/", "cp --target-d=out a"),
         not_match=("cp --help",),
     ),
@@ -1589,7 +1649,7 @@ TABLES: tuple[Table, ...] = (
         links=Links(short="s", long=frozenset({"--symbolic-link"})),
         fact_examples=(("mv -fs a b", "may-link makes-links"), ("mv a b", "may-link")),
         long=_COPY_LONG,
-        writes=_copy_like(removes_sources=True),
+        writes=Written("move"),
         match=("mv .env x", "mv a b"),
         not_match=("mv --version",),
     ),
@@ -1598,7 +1658,7 @@ TABLES: tuple[Table, ...] = (
         links=Links(short="s", long=frozenset({"--symbolic-link"})),
         fact_examples=(("install -s a b", "may-link makes-links"), ("install a b", "may-link")),
         long=_COPY_LONG | {"--directory"},
-        writes=_copy_like(removes_sources=False),
+        writes=Written("copy"),
         match=("install -m 644 a .env", "install -d out"),
         not_match=("install --help",),
     ),
@@ -1607,13 +1667,13 @@ TABLES: tuple[Table, ...] = (
         links=Links(always=True),
         fact_examples=(("ln -s a b", "may-link makes-links"),),
         long=_COPY_LONG,
-        writes=_ln,
+        writes=Written("ln"),
         match=("ln .env notes.txt", "ln -s ../x link", "ln -s /etc/passwd"),
         not_match=(),
     ),
     Table(
         ("link",),
-        writes=_nth_operand(_PLAIN, 1),
+        writes=Written("nth-operand", _PLAIN, index=1),
         links=Links(always=True),
         fact_examples=(("link a b", "may-link makes-links"),),
         match=("link a b",),
@@ -1623,13 +1683,13 @@ TABLES: tuple[Table, ...] = (
         ("tee",),
         long=frozenset({"--append", "--ignore-interrupts", "--output-error", "--help", "--version"}),
         complete=True,
-        writes=_all_operands(OptionSpec(short_flags="aip", long_flags=None)),
+        writes=Written("operands", OptionSpec(short_flags="aip", long_flags=None)),
         match=("tee .maia/settings.local.json", "tee -a log", "tee --app log"),
         not_match=("tee", "tee --help"),
     ),
     Table(
         ("find",),
-        writes=_find,
+        writes=Written("find"),
         option_dangers=OptionDangers(
             words=frozenset(
                 {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
@@ -1649,10 +1709,10 @@ TABLES: tuple[Table, ...] = (
         ),
         not_match=("find . -name x", "find src -type f -print"),
     ),
-    Table(("dd",), writes=_dd, match=("dd if=a of=.env",), not_match=("dd if=a",)),
+    Table(("dd",), writes=Written("dd"), match=("dd if=a of=.env",), not_match=("dd if=a",)),
     Table(
         ("sed", "gsed"),
-        writes=_sed,
+        writes=Written("sed"),
         option_dangers=OptionDangers(
             spec=_SED_DANGER_SPEC,
             anywhere=True,
@@ -1720,7 +1780,7 @@ TABLES: tuple[Table, ...] = (
             ]
         ),
         complete=True,
-        writes=_nth_operand(OptionSpec(short_value="fsw", long_value=frozenset()), 1),
+        writes=Written("nth-operand", OptionSpec(short_value="fsw", long_value=frozenset()), index=1),
         match=("uniq data.txt .env", "uniq -c a b"),
         not_match=("uniq data.txt", "uniq -c -"),
     ),
@@ -1740,7 +1800,8 @@ TABLES: tuple[Table, ...] = (
         ),
         complete=True,
         dangerous=frozenset({"--output"}),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
             ("-o", "--output"),
         ),
@@ -1749,7 +1810,9 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("xxd",),
-        writes=_nth_operand(OptionSpec(short_value="cglosn", single_dash_long=frozenset({"-cols", "-len"})), 1),
+        writes=Written(
+            "nth-operand", OptionSpec(short_value="cglosn", single_dash_long=frozenset({"-cols", "-len"})), index=1
+        ),
         match=("xxd -r a .env",),
         not_match=("xxd a",),
     ),
@@ -1760,7 +1823,8 @@ TABLES: tuple[Table, ...] = (
         ),
         complete=True,
         dangerous=frozenset({"--output"}),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(short_value="fto", long_value=frozenset({"--output", "--from-code", "--to-code"})),
             ("-o", "--output"),
         ),
@@ -1769,38 +1833,43 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("split",),
-        writes=_split("x", ("--prefix",), OptionSpec(short_value="abClnt", long_value=frozenset())),
+        writes=Written("split", OptionSpec(short_value="abClnt", long_value=frozenset()), ("--prefix",), default="x"),
         match=("split -b1 data .env",),
         not_match=(),
     ),
     Table(
         ("csplit",),
-        writes=_split("xx", ("-f", "--prefix"), OptionSpec(short_value="bfn", long_value=frozenset({"--prefix"}))),
+        writes=Written(
+            "split", OptionSpec(short_value="bfn", long_value=frozenset({"--prefix"})), ("-f", "--prefix"), default="xx"
+        ),
         match=("csplit -f .e data 1",),
         not_match=(),
     ),
     Table(
         ("unzip",),
-        writes=_unzip,
+        writes=Written("unzip"),
         links=Links(always=True),
         fact_examples=(("unzip a.zip", "may-link makes-links"),),
         match=("unzip a.zip", "unzip a.zip -d out"),
         not_match=("unzip -l a.zip",),
     ),
     Table(
-        ("sponge",), writes=_nth_operand(OptionSpec(short_flags="a"), 0), match=("sponge .env",), not_match=("sponge",)
+        ("sponge",),
+        writes=Written("nth-operand", OptionSpec(short_flags="a"), index=0),
+        match=("sponge .env",),
+        not_match=("sponge",),
     ),
     Table(
         ("cpio", "ar", "7z", "7za", "7zr", "unrar", "jar"),
         links=Links(always=True),
         fact_examples=(("7z x a.7z", "may-link makes-links"),),
-        writes=_unpack,
+        writes=Written("unpack"),
         match=("cpio -id", "ar x lib.a", "7z x a.7z", "unrar x a.rar", "jar xf a.jar"),
         not_match=("ar t lib.a", "7z l a.7z"),
     ),
     Table(
         ("openssl",),
-        writes=_openssl,
+        writes=Written("openssl"),
         option_dangers=OptionDangers(
             words=frozenset({"-engine", "-provider", "-provider-path"}),
             words_why="openssl loads a library of code with this option",
@@ -1816,7 +1885,7 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("yq",),
-        writes=_yq,
+        writes=Written("yq"),
         match=("yq -i '.a = 1' .env", "yq e -i '.a = 1' f.yaml", "yq --inplace '.a' f.yaml"),
         not_match=("yq '.a' f.yaml", "yq e '.a' f.yaml"),
     ),
@@ -1832,7 +1901,8 @@ TABLES: tuple[Table, ...] = (
             prefixes=("+",),
             words_why="a + command runs pager commands (! runs a shell)",
         ),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(
                 short_value="oOkbhjpPtTxyz#",
                 long_value=frozenset({"--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src"}),
@@ -1984,43 +2054,43 @@ TABLES: tuple[Table, ...] = (
         links=Links(always=True),
         fact_examples=(("patch -p1", "may-link makes-links"),),
         long=frozenset({"--output", "--directory", "--input", "--dry-run"}),
-        writes=_patch,
+        writes=Written("patch"),
         match=("patch -p1", "patch f.txt", "patch -o out a"),
         not_match=("patch -o - a",),
     ),
     Table(
         ("rm", "unlink", "shred", "rmdir", "mkfifo", "mknod"),
-        writes=_all_operands(OptionSpec(short_value="nsm", long_flags=None)),
+        writes=Written("operands", OptionSpec(short_value="nsm", long_flags=None)),
         match=("rm .env", "rmdir build", "shred -u .env"),
         not_match=("rm --help",),
     ),
     Table(
         ("touch",),
-        writes=_all_operands(OptionSpec(short_value="drt", long_value=frozenset({"--reference", "--date"}))),
+        writes=Written("operands", OptionSpec(short_value="drt", long_value=frozenset({"--reference", "--date"}))),
         match=("touch .env", "touch -d now x"),
         not_match=("touch -r a",),
     ),
     Table(
         ("mkdir",),
-        writes=_all_operands(OptionSpec(short_value="mZ", long_value=frozenset({"--mode", "--context"}))),
+        writes=Written("operands", OptionSpec(short_value="mZ", long_value=frozenset({"--mode", "--context"}))),
         match=("mkdir -p .git/hooks",),
         not_match=("mkdir --help",),
     ),
     Table(
         ("truncate",),
-        writes=_all_operands(OptionSpec(short_value="rs", long_value=frozenset({"--reference", "--size"}))),
+        writes=Written("operands", OptionSpec(short_value="rs", long_value=frozenset({"--reference", "--size"}))),
         match=("truncate -s0 .env",),
         not_match=(),
     ),
     Table(
         ("chmod", "chown", "chgrp"),
-        writes=_all_operands(OptionSpec(long_value=frozenset({"--reference", "--from"})), skip=1),
+        writes=Written("operands", OptionSpec(long_value=frozenset({"--reference", "--from"})), index=1),
         match=("chmod +x .git/hooks/pre-commit", "chmod 600 .env"),
         not_match=("chmod 600",),
     ),
     Table(
         ("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma", "unlzma", "compress"),
-        writes=_gzip_like,
+        writes=Written("gzip-like"),
         match=("gzip .env", "gunzip a.gz"),
         not_match=("gzip -c a", "gunzip -l a.gz", "zstd -c a"),
     ),
@@ -2028,7 +2098,7 @@ TABLES: tuple[Table, ...] = (
         ("curl",),
         # curl reads an unambiguous prefix of a long option as that option (--outp is --output)
         long=_CURL_FILES | {"--output-dir", "--create-dirs", "--remote-name", "--remote-name-all", "--config"},
-        writes=_curl,
+        writes=Written("curl"),
         match=(
             "curl -o .env https://x",
             "curl -O https://x/y",
@@ -2071,7 +2141,7 @@ TABLES: tuple[Table, ...] = (
             commands=frozenset({"-S", "-D"}),
             hook="ssh-options",  # -F and -o ProxyCommand… as ssh reads them
         ),
-        writes=_scp,
+        writes=Written("scp"),
         match=(
             "scp -S x a h:b",
             "sftp -D /bin/x h",
@@ -2094,7 +2164,8 @@ TABLES: tuple[Table, ...] = (
             anywhere=True,
             commands=frozenset({"-F", "-L", "-d", "--filter", "--lua-filter", "--defaults"}),
         ),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(short_value="FLdofrtMVcHBAT", long_value=frozenset({"--output", "--from", "--to"})),
             ("-o", "--output"),
         ),
@@ -2114,7 +2185,7 @@ TABLES: tuple[Table, ...] = (
         ("wget",),
         long=frozenset({"--output-document", "--output-file", "--append-output", "--directory-prefix"}),
         dangerous=frozenset({"--execute", "--use-askpass", "--post-file", "--body-file"}),
-        writes=_wget,
+        writes=Written("wget"),
         match=(
             "wget https://x/y",
             "wget -O .env https://x",
@@ -2130,8 +2201,10 @@ TABLES: tuple[Table, ...] = (
         option_dangers=OptionDangers(
             frozenset({"--output"}), "time -o writes a file", "o", "fo", "time -o writes a file", first_only=True
         ),
-        writes=_option_values(
-            OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})), ("-o", "--output")
+        writes=Written(
+            "option-values",
+            OptionSpec(short_value="fo", long_value=frozenset({"--output", "--format"})),
+            ("-o", "--output"),
         ),
         match=("time -o .env ls", "time --output=x ls"),
         not_match=("time ls",),
@@ -2171,7 +2244,8 @@ TABLES: tuple[Table, ...] = (
             "abeEIoOpPsSuUX",
             "strace writes a file or sets the environment",
         ),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(
                 short_value="abeEIoOpPsSuUX",
                 long_value=frozenset({"--output", "--env", "--user", "--attach", "--trace", "--signal"}),
@@ -2183,14 +2257,15 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("tcpdump",),
-        writes=_option_values(OptionSpec(short_value="wrCcEFGiMsTVWyzZBjm", long_flags=None), ("-w",)),
+        writes=Written("option-values", OptionSpec(short_value="wrCcEFGiMsTVWyzZBjm", long_flags=None), ("-w",)),
         match=("tcpdump -w .env", "tcpdump -i lo -w cap.pcap"),
         not_match=("tcpdump -r cap.pcap",),
     ),
     Table(
         ("gpg", "gpg2"),
         long=frozenset({"--output", "--decrypt", "--encrypt", "--sign", "--armor", "--recipient"}),
-        writes=_option_values(
+        writes=Written(
+            "option-values",
             OptionSpec(short_value="orulf", long_value=frozenset({"--output", "--recipient", "--local-user"})),
             ("-o", "--output"),
         ),
@@ -2199,7 +2274,7 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         ("ssh-keygen",),
-        writes=_ssh_keygen,
+        writes=Written("ssh-keygen"),
         match=("ssh-keygen -t ed25519 -f .env", "ssh-keygen -f key -N ''"),
         not_match=("ssh-keygen -l -f key.pub", "ssh-keygen -y -f key"),
     ),
@@ -2925,11 +3000,11 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
     table = BY_NAME.get(program_name(words[0]))
     if table is None or table.writes is None:
         return []
-    quick = _MAY_WRITE.get(table.writes)
-    if quick is not None and not quick(words):
+    writes = table.writes
+    if writes.reader == "by-subcommand" and not _may_write(writes, words):
         return []
     if not (table.long or table.dangerous):
-        return table.writes(list(words[1:]), launch)
+        return read_written(writes, list(words[1:]), launch)
     reading = read_long(words[1:], table)
     args = reading.args
     for arg, option in reading.dangerous:
@@ -2938,4 +3013,4 @@ def written(words: Sequence[str], launch: Path | None) -> list[Target]:
             # as that option too, so the file it may write is judged
             at = args.index(arg)
             args = [*args[: at + 1], option + arg[len(arg.split("=", 1)[0]) :], *args[at + 1 :]]
-    return table.writes(args, launch)
+    return read_written(writes, args, launch)
