@@ -1427,62 +1427,32 @@ def names_option(rule_words: Sequence[str], danger: Danger) -> bool:
 
 # --- builtins and what changes the folder or the links -------------------------------------------
 
-# builtins that evaluate their arguments as code or assign variables by name (array subscripts are
-# evaluated: read 'a[$(cmd)]' runs cmd), or change how later commands are read
-_EVAL_LIKE = frozenset(
-    {
-        "let",
-        "declare",
-        "typeset",
-        "local",
-        "export",
-        "readonly",
-        "unset",
-        "read",
-        "mapfile",
-        "readarray",
-        "getopts",
-        "eval",
-        "trap",
-        "alias",
-        "unalias",
-        "enable",
-        "hash",
-        "shopt",
-        "fc",
-        "history",
-        "bind",
-        "complete",
-        "compgen",
-        "compopt",
-        "caller",
-        "coproc",
-        "function",
-        "select",
-        "source",
-        ".",
-    }
-)
-_BUILTINS_TO_CHECK = _EVAL_LIKE | {"printf", "test", "[", "set", "wait"}
-_SAFE_SET = re.compile(r"[-+][euxvoEhTB]+|pipefail|errexit|nounset|xtrace|verbose|errtrace|noclobber")
+# builtins that evaluate their arguments as code or assign variables by name, or change how later
+# commands are read: tables' ``builtin`` (its ``safe`` pattern compiled once)
+_BUILTINS: dict[str, tuple[tables.Builtin, re.Pattern[str] | None]] = {
+    name: (table.builtin, re.compile(table.builtin.safe) if table.builtin.safe else None)
+    for table in tables.TABLES
+    if table.builtin is not None
+    for name in table.names
+}
 
 
 def not_plain_builtin(words: Sequence[str]) -> str | None:
     """Why a builtin's use is not plain (it evaluates or reconfigures), or None."""
-    if not words or words[0] not in _BUILTINS_TO_CHECK:
+    known = _BUILTINS.get(words[0]) if words else None
+    if known is None:
         return None
-    name = words[0]
-    if name in _EVAL_LIKE:
-        return f"{name} evaluates its arguments or changes how later commands run"
-    if name == "printf" and len(words) > 1 and words[1].startswith("-v"):
-        return "printf -v assigns a variable (array subscripts are evaluated)"
-    if name in ("test", "[") and any(w in ("-v", "-R") for w in words[1:]):
-        return "test -v evaluates array subscripts"
-    if name == "set" and not all(_SAFE_SET.fullmatch(w) for w in words[1:]):
-        return "set with these arguments changes how later commands run"
-    if name == "wait" and "-p" in words[1:]:
-        return "wait -p assigns a variable"
-    return None
+    builtin, safe = known
+    args = words[1:]
+    if builtin.first:
+        found = bool(args) and args[0].startswith(builtin.first)
+    elif builtin.words:
+        found = any(w in builtin.words for w in args)
+    elif safe is not None:
+        found = not all(safe.fullmatch(w) for w in args)
+    else:
+        found = True
+    return builtin.why.replace("{name}", words[0]) if found else None
 
 
 # what changes the shell's folder, and what may put symbolic links in place: tables' ``changes_folder``, ``links``
@@ -1661,6 +1631,8 @@ def facts_found(words: Sequence[str], launch: Path) -> set[str]:
         found.add("may-link")
     if makes_links(part):
         found.add("makes-links")
+    if not_plain_builtin(words) is not None:
+        found.add("not-plain")
     return found
 
 
@@ -1678,6 +1650,9 @@ def _check_facts(table: tables.Table, launch: Path) -> list[str]:
         stated.add("may-link")
         if table.links.always or table.links.short or table.links.long:
             stated.add("makes-links")
+    builtin = table.builtin
+    if builtin is not None:
+        stated.add("not-plain")
     shown: set[str] = set()
     absent: set[str] = set()
     for command, expected in table.fact_examples:
@@ -1696,6 +1671,8 @@ def _check_facts(table: tables.Table, launch: Path) -> list[str]:
         failures.append(f"{key}: no fact example shows a subcommand that makes no link")
     if links is not None and not links.always and (links.short or links.long) and "makes-links" not in absent:
         failures.append(f"{key}: no fact example shows a use that makes no link")
+    if builtin is not None and (builtin.words or builtin.first or builtin.safe) and "not-plain" not in absent:
+        failures.append(f"{key}: no fact example shows a use that is plain")
     return failures
 
 

@@ -237,6 +237,19 @@ class Interpreter:
 
 
 @dataclass(frozen=True, slots=True)
+class Builtin:
+    """A shell builtin that evaluates its arguments as code, assigns variables by name (array subscripts
+    are evaluated: ``read 'a[$(cmd)]'`` runs cmd) or changes how later commands are read: a command using
+    it is not plain (the tree-sitter reading judges it). With ``words``, ``first`` or ``safe``, only some
+    of its uses are. ``why`` may hold ``{name}``."""
+
+    why: str
+    words: frozenset[str] = frozenset()  # only when one of its arguments is one of these (test -v)
+    first: str = ""  # only when its first argument starts so (printf -v)
+    safe: str = ""  # a regular expression: unless each of its arguments matches it (set -e, set -o pipefail)
+
+
+@dataclass(frozen=True, slots=True)
 class Links:
     """How a program may put symbolic links in place (make them, unpack or move them): a path after it
     may lead somewhere else. Any use ``may`` (later redirections are uncertain); it surely ``makes``
@@ -301,8 +314,9 @@ class Table:
     folder_sensitive: bool = False
     changes_folder: bool = False  # it changes the shell's folder (cd)
     links: Links | None = None  # it may put symbolic links in place
+    builtin: Builtin | None = None  # a shell builtin that evaluates its arguments: never plain
     # (command, the facts found in it, space-separated: folder-sensitive, changes-folder, may-link,
-    # makes-links; "" for none), checked on load like match: each fact the table states is shown
+    # makes-links, not-plain; "" for none), checked on load like match: each fact the table states is shown
     fact_examples: tuple[tuple[str, str], ...] = ()
 
 
@@ -2287,6 +2301,7 @@ _NODE = Interpreter(
     frozenset({"-e", "-p", "--eval", "--print"}),
     versioned=("node",),
 )
+_EVALUATES = Builtin("{name} evaluates its arguments or changes how later commands run")
 _INTERPRETER_TABLES: tuple[Table, ...] = (
     Table(
         ("python", "python2", "python3", "pypy", "pypy3"),
@@ -2412,8 +2427,20 @@ _OPAQUE_TABLES: tuple[Table, ...] = (
     Table(("byobu",), opaque="byobu runs commands in its sessions", match=("byobu x",)),
     Table(("nsenter",), opaque="nsenter runs a command inside other namespaces", match=("nsenter x",)),
     Table(("systemd-run",), opaque="systemd-run runs a command as a service", match=("systemd-run x",)),
-    Table(("source",), opaque="source runs a file's commands in this shell", match=("source ./env.sh",)),
-    Table((".",), opaque=". runs a file's commands in this shell", match=(". ./env.sh",)),
+    Table(
+        ("source",),
+        opaque="source runs a file's commands in this shell",
+        builtin=_EVALUATES,
+        fact_examples=(("source ./env.sh", "not-plain"),),
+        match=("source ./env.sh",),
+    ),
+    Table(
+        (".",),
+        opaque=". runs a file's commands in this shell",
+        builtin=_EVALUATES,
+        fact_examples=((". ./env.sh", "not-plain"),),
+        match=(". ./env.sh",),
+    ),
     Table(("at",), opaque="at runs commands read from its input later", match=("at x",)),
     Table(("batch",), opaque="batch runs commands read from its input later", match=("batch x",)),
     Table(("crontab",), opaque="crontab installs commands to run later", match=("crontab x",)),
@@ -2459,8 +2486,42 @@ _OPAQUE_TABLES: tuple[Table, ...] = (
 )
 
 # what the engine must know of programs besides their options: the shells, the dynamic loader (a
-# program by many names), what changes the folder, runs a project's code, or puts links in place
+# program by many names), what changes the folder, runs a project's code, or puts links in place,
+# the builtins that evaluate their arguments
 _FACT_TABLES: tuple[Table, ...] = (
+    Table(
+        (
+            *("let", "declare", "typeset", "local", "export", "readonly", "unset", "read", "mapfile"),
+            *("readarray", "getopts", "trap", "alias", "unalias", "enable", "hash", "shopt", "fc", "history"),
+            *("bind", "complete", "compgen", "compopt", "caller", "coproc", "function", "select"),
+        ),
+        builtin=_EVALUATES,
+        fact_examples=(("read -r line", "not-plain"), ("export X=1", "not-plain"), ("alias ll='ls -l'", "not-plain")),
+    ),
+    Table(("eval",), builtin=_EVALUATES, fact_examples=(("eval ls", "not-plain"),)),
+    Table(
+        ("printf",),
+        builtin=Builtin("printf -v assigns a variable (array subscripts are evaluated)", first="-v"),
+        fact_examples=(("printf -v x %s y", "not-plain"), ("printf '%s\\n' x", "")),
+    ),
+    Table(
+        ("test", "["),
+        builtin=Builtin("test -v evaluates array subscripts", words=frozenset({"-v", "-R"})),
+        fact_examples=(("test -v 'a[0]'", "not-plain"), ("[ -R x ]", "not-plain"), ("[ -f x ]", "")),
+    ),
+    Table(
+        ("set",),
+        builtin=Builtin(
+            "set with these arguments changes how later commands run",
+            safe=r"[-+][euxvoEhTB]+|pipefail|errexit|nounset|xtrace|verbose|errtrace|noclobber",
+        ),
+        fact_examples=(("set -eu", ""), ("set -o pipefail", ""), ("set -- a b", "not-plain")),
+    ),
+    Table(
+        ("wait",),
+        builtin=Builtin("wait -p assigns a variable", words=frozenset({"-p"})),
+        fact_examples=(("wait -p id", "not-plain"), ("wait", "")),
+    ),
     Table(
         ("sh", "bash", "dash", "ash", "ksh", "mksh", "posh", "yash", "rbash"),
         shell="exact",

@@ -1,5 +1,6 @@
 """What the engine knows of programs besides their options is table data too (issue 26, item 3): the
-shells, the dynamic loader, what changes the folder, runs a project's code, puts links in place, each a
+shells, the dynamic loader, what changes the folder, runs a project's code, puts links in place, the
+builtins that evaluate their arguments, the files a program writes (a reader named by the table), each a
 field of the program's table with examples checked on load; the code keeps no program's name."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def test_the_facts_the_engine_reads_are_the_tables_fields() -> None:
 def test_the_engine_code_names_no_program_of_the_tables() -> None:
     names = programs.FOLDER_SENSITIVE | programs.FOLDER_CHANGERS | set(programs._LINKS)
     names |= tables.SHELLS | tables.OTHER_SHELLS | {"psql", "python", "pypy", "perl", "ruby", "node", "php", "lua"}
+    names |= set(programs._BUILTINS) - set(programs.READERS)  # (eval: its reader is named so)
     for module in ("programs.py", "engine.py"):
         text = (ROOT / "maia" / "permissions" / module).read_text(encoding="utf-8")
         quoted = sorted(name for name in names if re.search(rf"[\"']{re.escape(name)}[\"']", text))
@@ -87,3 +89,28 @@ def test_versioned_interpreters_are_read_from_the_tables(tmp_path: Path) -> None
     rules = {"allow": ["Bash(python3.12 *)"], "deny": ["Bash(rm *)"]}
     assert explain("Bash", {"command": "python3.12 -c 'import os'"}, rules, tmp_path).verdict.value == "ask"
     assert explain("Bash", {"command": "python3.12 -m pytest"}, rules, tmp_path).verdict.value == "allow"
+
+
+def test_a_builtin_that_evaluates_is_a_table_fact(tmp_path: Path) -> None:
+    assert programs.not_plain_builtin(["read", "x"]) == "read evaluates its arguments or changes how later commands run"
+    assert programs.not_plain_builtin(["set", "-euo", "pipefail"]) is None
+    assert programs.not_plain_builtin(["printf", "-v", "x", "y"]) is not None
+    wait = tables.BY_NAME["wait"]
+    always = dataclasses.replace(wait, fact_examples=(("wait -p id", "not-plain"),))
+    assert programs.table_failures(always) == ["wait: no fact example shows a use that is plain"]
+    rules = {"allow": ["Bash(read *)", "Bash(echo *)"]}
+    decision = explain("Bash", {"command": "read -r 'a[$(id)]' && echo x"}, rules, tmp_path)
+    assert decision.verdict.value == "ask"
+
+
+def test_written_files_are_read_by_a_reader_the_table_names() -> None:
+    assert tables.BY_NAME["tar"].writes == tables.Written("tar")
+    sort = tables.BY_NAME["sort"].writes
+    assert sort is not None and sort.reader == "option-values" and "-o" in sort.options
+    git = tables.BY_NAME["git"].writes
+    assert git is not None and git.reader == "by-subcommand" and git.each["checkout"] == tables.Written("git-checkout")
+    wrong = dataclasses.replace(tables.BY_NAME["tar"], writes=tables.Written("tarball"))
+    assert programs.table_failures(wrong) == ["tar: no parser named 'tarball'"]
+    # every reader a table names exists (the check above, on every table)
+    named = {t.writes.reader for t in tables.TABLES if t.writes is not None}
+    assert named <= set(tables.WRITERS) and {"operands", "option-values", "nth-operand", "copy"} <= named
