@@ -11,7 +11,8 @@ A :class:`Table` says, for one program (and its aliases):
 - ``option_dangers``: options a prefix rule covers only when it names them (``sort -o``, ``rg -z``,
   ``tar --to-command``), short ones found in clusters too;
 - ``writes``: the files the program writes (operands, option values), judged as Write targets
-  exactly like redirections; ``read_only`` says it writes nothing;
+  exactly like redirections, read by a reader it names (:class:`Written`, :data:`WRITERS`): a
+  generic one given data, or the program's own; ``read_only`` says it writes nothing;
 - ``always``: the narrowest rule the approval's "always" offers for the program (see
   :mod:`maia.permissions.always`): ``"word"`` (``Bash(prog *)``), ``"exact"`` (the exact command
   only), ``"reader"`` (the exact command, and only when it reads a file of the project), ``"never"``
@@ -27,6 +28,10 @@ A :class:`Table` says, for one program (and its aliases):
   ``wrapper``: it runs the command its words give (``nohup``, ``sudo``), with ``runs_examples``;
   ``reader``: the parser that reads what it runs its own way (``env -S``, ``xargs``, ``find -exec``);
   ``interpreter``: it runs code (``python -c``); ``opaque``: it always runs something unseen (``gdb``);
+- the facts the engine needs besides options: ``shell`` (its ``-c`` text is read again), ``pattern``
+  (more names: the dynamic loader), ``changes_folder`` (``cd``), ``folder_sensitive`` (it runs the
+  code of the folder it runs in: ``git``, ``make``), ``links`` (it may put symbolic links in place),
+  ``builtin`` (a shell builtin that evaluates its arguments), each shown by ``fact_examples``;
 - ``match`` / ``not_match``: example commands in which the table finds something (a written file,
   a dangerous or doubtful option, something opaque) or nothing; each danger the table declares
   must be found by one of its ``match`` examples. They are checked the first time the table is used
