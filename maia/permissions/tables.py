@@ -771,22 +771,6 @@ def _patch(args: Sequence[str], _launch: Path | None) -> list[Target]:
     return [Target(str(options.get("-d") or options.get("--directory") or "."), tree=True)]
 
 
-def _download(args: Sequence[str], _launch: Path | None) -> list[Target]:
-    scan = scan_options(
-        list(args),
-        OptionSpec(
-            short_value="oOPdHXAeEuTwmxyzbcrC",
-            long_value=frozenset({"--output", "--output-document", "--directory-prefix", "--output-dir"}),
-        ),
-        stop_at_operand=False,
-    )
-    found = []
-    for name, value in scan.options:
-        if name in ("-o", "--output", "--output-document") and value and value != "-":
-            found.append(Target(value))
-    return found
-
-
 # the files curl writes: -o, -D, -c and their long names, and the other files it may be told to keep
 _CURL_FILES = frozenset(
     {
