@@ -154,7 +154,7 @@ def main() -> None:
 
         def subagent() -> float:
             number = next(numbers)
-            spec = ChildSpec(definition=definition, task=f"bench task {number}", cwd=project, home=home, model=MODEL)
+            spec = ChildSpec(definition=definition, task=f"bench task {number}", launch=project, home=home, model=MODEL)
             started = time.monotonic()
             result = asyncio.run(launch_subagent(spec, env=env))
             if not result.ok:

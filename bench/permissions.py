@@ -106,7 +106,7 @@ def cpu_interleaved(cases: list[Callable[[], object]], runs: int) -> list[tuple[
 def main() -> None:
     """Measure and print the medians and minimums, each case beside its reference."""
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    cwd = Path(tempfile.gettempdir())
+    launch = Path(tempfile.gettempdir())
     cases = [
         ("2 KB compound, all covered", build_command(2048, PLAIN_PIECES), 5.0, "allow"),
         ("100 KB plain compound, all covered", build_command(100_000, PLAIN_PIECES), 50.0, "allow"),
@@ -123,7 +123,7 @@ def main() -> None:
 
         def decide(command: str = command) -> str:
             analyze.cache_clear()
-            return explain("Bash", {"command": command}, RULES, cwd).verdict.value
+            return explain("Bash", {"command": command}, RULES, launch).verdict.value
 
         def parse(encoded: bytes = command.encode()) -> object:
             return _parser().parse(encoded)

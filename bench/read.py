@@ -70,7 +70,7 @@ def main() -> None:
         ]
         rows: list[Row] = []
         tool = ReadTool()
-        ctx = ToolContext(cwd=folder)
+        ctx = ToolContext(launch=folder)
         for label, tool_input, command in cases:
             times = interleaved(
                 {
@@ -86,7 +86,7 @@ def main() -> None:
             code = (
                 "import asyncio, pathlib\nfrom maia.core.contracts import ToolContext\n"
                 "from maia.tools.read import ReadTool\n_ready()\n"
-                f"asyncio.run(ReadTool().execute({tool_input!r}, ToolContext(cwd=pathlib.Path({str(folder)!r}))))\n"
+                f"asyncio.run(ReadTool().execute({tool_input!r}, ToolContext(launch=pathlib.Path({str(folder)!r}))))\n"
             )
             peak, ready, _children = peak_rss(code)
             print(

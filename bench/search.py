@@ -68,13 +68,13 @@ LOOP = asyncio.new_event_loop()  # one loop for every call, as in the chat (its 
 run = LOOP.run_until_complete
 
 
-def tool_call(tool: GrepTool | GlobTool, tool_input: dict[str, object], cwd: Path) -> Callable[[], object]:
+def tool_call(tool: GrepTool | GlobTool, tool_input: dict[str, object], launch: Path) -> Callable[[], object]:
     """A callable running one tool call on the shared event loop, as the agent does."""
-    ctx = ToolContext(cwd=cwd)
+    ctx = ToolContext(launch=launch)
     return lambda: run(tool.execute(tool_input, ctx))
 
 
-def tool_peak(tool: str, tool_input: dict[str, object], cwd: Path) -> str:
+def tool_peak(tool: str, tool_input: dict[str, object], launch: Path) -> str:
     """Peak RSS of one tool call in a fresh process, and what the call added to it."""
     module = "grep" if tool == "Grep" else "glob"
     code = (
@@ -82,7 +82,7 @@ def tool_peak(tool: str, tool_input: dict[str, object], cwd: Path) -> str:
         "from maia.core.contracts import ToolContext\n"
         f"from maia.tools.{module} import {tool}Tool as T\n"
         "_ready()\n"
-        f"asyncio.run(T().execute({tool_input!r}, ToolContext(cwd=pathlib.Path({str(cwd)!r}))))\n"
+        f"asyncio.run(T().execute({tool_input!r}, ToolContext(launch=pathlib.Path({str(launch)!r}))))\n"
     )
     try:
         peak, ready, _children = peak_rss(code)
@@ -167,7 +167,7 @@ def glob_rows(rg: str, root: Path, runs: int) -> list[Row]:
         def python_call(p: dict[str, object] = tool_input, t: GlobTool = python_tool) -> object:
             os.environ["MAIA_SEARCH_ENGINE"] = "python"
             try:
-                return run(t.execute(p, ToolContext(cwd=root)))
+                return run(t.execute(p, ToolContext(launch=root)))
             finally:
                 os.environ.pop("MAIA_SEARCH_ENGINE", None)
 

@@ -173,7 +173,7 @@ def _enqueue(options: object, url: str, git: str | None, branch: str | None, qui
         warn(_("The workflow {id} is recorded as failed.").format(id=workflow.id))
         raise
     warn_all(orchestrator.warnings)
-    workflow.write_job(job_for(orchestrator, options, orchestrator.layout.cwd, git, branch))
+    workflow.write_job(job_for(orchestrator, options, orchestrator.layout.launch, git, branch))
     enqueue(context, workflow)
     click.echo(workflow.id)
     if not quiet:

@@ -203,7 +203,7 @@ def test_at_reference_with_a_reversed_range_is_one_warning(tmp_path: Path) -> No
 
 async def test_the_glob_tool_answers_a_reversed_range_with_an_error_the_model_reads(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match=r"z-a.*a-z"):
-        await GlobTool().execute({"pattern": "**/[z-a]*"}, ToolContext(cwd=tmp_path))
+        await GlobTool().execute({"pattern": "**/[z-a]*"}, ToolContext(launch=tmp_path))
 
 
 def test_deeply_nested_braces_neither_recurse_nor_raise() -> None:

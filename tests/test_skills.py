@@ -92,6 +92,6 @@ async def test_skill_tool_lists_and_loads(tmp_path: Path) -> None:
     skill(tmp_path / ".maia" / "skills", "pdf", "---\ndescription: Fill PDF forms\n---\nUse pdftk.")
     tool = SkillTool(load_skills(tmp_path, tmp_path / "h").skills)
     assert "pdf: Fill PDF forms" in tool.spec.description
-    assert await tool.execute({"skill": "pdf"}, ToolContext(cwd=tmp_path)) == "Use pdftk."
+    assert await tool.execute({"skill": "pdf"}, ToolContext(launch=tmp_path)) == "Use pdftk."
     with pytest.raises(ToolError, match=re.escape("Unknown skill: x. Available skills: pdf.")):
-        await tool.execute({"skill": "x"}, ToolContext(cwd=tmp_path))
+        await tool.execute({"skill": "x"}, ToolContext(launch=tmp_path))

@@ -100,7 +100,7 @@ class Conversation:
             system=loadout.system(None),
             tools=dict(loadout.tools),
             ui=ui,
-            cwd=launch,
+            launch=launch,
             permissions=self._permissions(),
             env=env,
             max_iterations=max_iterations,
@@ -188,7 +188,7 @@ class Conversation:
             pending=self.agent.pending_context,
             start_context=self.start_context,
             model=self.provider.model,
-            cwd=self.launch,
+            launch=self.launch,
         )
         return self.sessions.save()
 
@@ -266,7 +266,7 @@ class Conversation:
         self.clear()
         self.set_start_context(summary.text)
         self.sessions.update(
-            messages=[], pending=[], start_context=summary.text, model=self.provider.model, cwd=self.launch
+            messages=[], pending=[], start_context=summary.text, model=self.provider.model, launch=self.launch
         )
         written = self.sessions.save(take_over=take_over)
         outcome = Compaction(

@@ -56,7 +56,7 @@ class AgentSession:
     system: str
     tools: dict[str, Tool]
     ui: AgentUI
-    cwd: Path
+    launch: Path
     messages: list[Message] = field(default_factory=list)
     pending_context: list[str] = field(default_factory=list)
     permissions: PermissionCheck | None = None
@@ -66,7 +66,7 @@ class AgentSession:
     merge_next: bool = False
     usage: list[Usage] = field(default_factory=list)
     truncations: list[Truncated] = field(default_factory=list)
-    # builds the context each tool call gets (the application adds its services); None: cwd, model, env
+    # builds the context each tool call gets (the application adds its services); None: launch, model, env
     tool_context: Callable[[AgentSession], ToolContext] | None = None
     # told of every message the loop adds (a front end's record of the run survives compaction)
     on_message: Callable[[Message], None] | None = None
@@ -197,7 +197,7 @@ def _append(session: AgentSession, message: Message) -> None:
 def _context_for(session: AgentSession) -> ToolContext:
     if session.tool_context is not None:
         return session.tool_context(session)
-    return ToolContext(cwd=session.cwd, model=session.provider.model, env=session.env, ui=session.ui)
+    return ToolContext(launch=session.launch, model=session.provider.model, env=session.env, ui=session.ui)
 
 
 async def _run_calls(session: AgentSession, calls: list[ToolUseBlock]) -> RunOutcome:

@@ -196,7 +196,7 @@ class ToolRunner:
             prepared.asked = True
             question = _("Allow {tool}: {summary}?").format(tool=call.name, summary=prepared.summary or call.name)
             try:
-                approval = approval_for(tool, call.name, call.input, prepared.summary, decision, self.ctx.cwd)
+                approval = approval_for(tool, call.name, call.input, prepared.summary, decision, self.ctx.launch)
             except Exception:  # the question's extras are cosmetic: ask plainly rather than fail
                 approval = Approval(call.name, prepared.summary)
             if self.remember is None:
@@ -250,7 +250,7 @@ class ToolRunner:
 
     def _lock_for(self, tool: Tool, call: ToolUseBlock) -> asyncio.Lock | None:
         try:
-            key = tool.lock_key(call.input, self.ctx.cwd)
+            key = tool.lock_key(call.input, self.ctx.launch)
         except Exception:  # a failing key is ignored (§6.3)
             return None
         if not key:
@@ -265,7 +265,7 @@ class ToolRunner:
         from maia.agent.approval import write_detail
 
         try:
-            prepared.diff = write_detail(prepared.call.name, prepared.call.input, self.ctx.cwd)
+            prepared.diff = write_detail(prepared.call.name, prepared.call.input, self.ctx.launch)
         except Exception:  # the diff is cosmetic: the edit itself goes on
             prepared.diff = None
 

@@ -497,7 +497,7 @@ class Application:
         result = await run_direct(
             AgentInvocation(name, task),
             self.agents,
-            cwd=self.options.launch,
+            launch=self.options.launch,
             home=self.options.home,
             parent_model=self.model,
             parent_session=self.sessions.current_file or self.sessions.name,
@@ -692,7 +692,7 @@ class Application:
 
     def _tool_context(self, session: AgentSession) -> ToolContext:
         return ToolContext(
-            cwd=self.options.launch,
+            launch=self.options.launch,
             model=session.provider.model,
             env=session.env,
             ui=session.ui,

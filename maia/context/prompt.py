@@ -17,7 +17,7 @@ def base_prompt() -> str:
 
 
 def build_system_prompt(
-    cwd: Path,
+    launch: Path,
     *,
     context: ContextFile | None = None,
     start_context: str | None = None,
@@ -25,7 +25,7 @@ def build_system_prompt(
     extra_sections: Sequence[str] = (),
 ) -> str:
     """Base prompt, then the compacted summary (which replaces MAIA.md) or the project file, then skills."""
-    parts = [base_prompt().replace("{cwd}", str(cwd)).rstrip()]
+    parts = [base_prompt().replace("{cwd}", str(launch)).rstrip()]
     if start_context:
         parts.append("# Starting context: compacted summary of the previous conversation\n\n" + start_context.strip())
     elif context is not None:

@@ -130,7 +130,7 @@ class FileChanges(Protocol):
 class ToolContext:
     """What a tool gets when it runs: where, with which model, and the application's services."""
 
-    cwd: Path
+    launch: Path
     model: str | None = None
     env: Mapping[str, str] | None = None
     ui: AgentUI | None = None
@@ -210,7 +210,7 @@ class Tool(Protocol):
         """A short summary of the call, for the UI and confirmations."""
         ...
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Calls sharing a key run one after the other, in call order."""
         ...
 

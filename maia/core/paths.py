@@ -46,16 +46,16 @@ def settings_path(home: Path) -> Path:
     return home / "settings.json"
 
 
-def resolve_user_path(value: str, cwd: Path) -> Path:
+def resolve_user_path(value: str, launch: Path) -> Path:
     """A path given by the model or the user: ``~`` expanded, relative to the launch folder, normalised.
 
     This is the one normaliser: the tools open what it returns and the permission engine judges
     the same path (white space stripped, ``~``, ``..``), then also where its links lead.
     """
-    return Path(normalise_user_path(value, str(cwd)))
+    return Path(normalise_user_path(value, str(launch)))
 
 
-def normalise_user_path(value: str, cwd: str) -> str:
+def normalise_user_path(value: str, launch: str) -> str:
     """:func:`resolve_user_path` on strings (the permission engine's fast path)."""
     expanded = os.path.expanduser(value.strip())
-    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded))
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(launch, expanded))

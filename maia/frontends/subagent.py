@@ -260,10 +260,10 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
 
     def prompt(loadout: Loadout, _start_context: str | None) -> str:
         skills = equipment.prompt_skills(loadout)
-        return build_subagent_prompt(definition, spec.cwd, context=loadout.context_file, skills=skills)
+        return build_subagent_prompt(definition, spec.launch, context=loadout.context_file, skills=skills)
 
     options = AppOptions(
-        launch=spec.cwd,
+        launch=spec.launch,
         home=spec.home,
         settings=load_settings(spec.home),
         model=spec.model,

@@ -39,7 +39,7 @@ class ResolvedRefs:
     warnings: list[str] = field(default_factory=list)
 
 
-def find_references(text: str, cwd: Path) -> list[Reference]:
+def find_references(text: str, launch: Path) -> list[Reference]:
     """The ``@`` references of an input: ``@path``, ``@ path``, ``@'a b'``, ``@"a b"``, ``@~/x``, ``@/abs``,
     and globs (``@src/*.py``, ``@'docs/**/*.md'``).
 
@@ -66,7 +66,7 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
             end += 1
         word = text[j:end]
         if word:
-            path = _existing_prefix(word, cwd)
+            path = _existing_prefix(word, launch)
             if spaced and path is None:
                 i = end
                 continue  # "@ word" is a reference only when the word names a file
@@ -90,12 +90,14 @@ def _quoted(text: str, start: int, quote: str = "'") -> tuple[str | None, int]:
     return None, start
 
 
-def _existing_prefix(word: str, cwd: Path) -> str | None:
+def _existing_prefix(word: str, launch: Path) -> str | None:
     """The word, or the word without trailing punctuation, when it names something on disk (or is a glob
     that matches a file)."""
     candidate = word
     while candidate:
-        if resolve_user_path(candidate, cwd).exists() or (has_magic(candidate) and _glob_names_a_file(candidate, cwd)):
+        if resolve_user_path(candidate, launch).exists() or (
+            has_magic(candidate) and _glob_names_a_file(candidate, launch)
+        ):
             return candidate
         if candidate[-1] not in _TRAILING:
             return None
@@ -103,23 +105,23 @@ def _existing_prefix(word: str, cwd: Path) -> str | None:
     return None
 
 
-def _glob_names_a_file(pattern: str, cwd: Path) -> bool:
+def _glob_names_a_file(pattern: str, launch: Path) -> bool:
     try:
-        return bool(expand_glob(pattern, cwd, 1)[0])
+        return bool(expand_glob(pattern, launch, 1)[0])
     except GlobError:
         return False  # said once, when the reference is expanded
 
 
-def expand_glob(pattern: str, cwd: Path, limit: int = MAX_GLOB_FILES) -> tuple[list[str], bool]:
+def expand_glob(pattern: str, launch: Path, limit: int = MAX_GLOB_FILES) -> tuple[list[str], bool]:
     """The files a glob names (ignore files honoured, path order), at most ``limit``, as typed (relative to
-    ``cwd`` unless the pattern is absolute or starts with ``~``); True when there are more.
+    ``launch`` unless the pattern is absolute or starts with ``~``); True when there are more.
 
     Raises :class:`GlobError` for a glob that cannot be what was meant (``[z-a]``).
     """
     from maia.search.engine import split_glob
     from maia.search.ignore import walk
 
-    root, relative = split_glob(pattern, cwd)
+    root, relative = split_glob(pattern, launch)
     if not relative or not root.is_dir():
         return [], False
     glob = check_glob(relative)
@@ -134,7 +136,7 @@ def expand_glob(pattern: str, cwd: Path, limit: int = MAX_GLOB_FILES) -> tuple[l
                 found.append(rel)
     except (OSError, ValueError):
         return [], False
-    if root == cwd:
+    if root == launch:
         return found, more
     base = pattern[: len(pattern) - len(relative)]  # the literal folder as the user typed it
     return [base.rstrip("/") + "/" + rel for rel in found], more
@@ -156,7 +158,7 @@ def _listing(path: Path) -> str:
     return "\n".join(lines) if lines else _("(empty folder)")
 
 
-def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | None = None) -> ResolvedRefs:
+def resolve_references(text: str, launch: Path, readable: Callable[[Path], bool] | None = None) -> ResolvedRefs:
     """Read what the input's references name, within the limits, framed as data.
 
     ``readable`` says whether the permission rules let a file be read (a Read deny covers it: left
@@ -167,8 +169,8 @@ def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | 
     blocks: list[str] = []
     seen: set[str] = set()
     budget = MAX_PER_INPUT
-    for ref in _expanded(find_references(text, cwd), cwd, result):
-        path = resolve_user_path(ref.path, cwd)
+    for ref in _expanded(find_references(text, launch), launch, result):
+        path = resolve_user_path(ref.path, launch)
         key = os.path.realpath(path)
         if key in seen:
             continue
@@ -230,15 +232,15 @@ def resolve_references(text: str, cwd: Path, readable: Callable[[Path], bool] | 
     return result
 
 
-def _expanded(refs: list[Reference], cwd: Path, result: ResolvedRefs) -> list[Reference]:
+def _expanded(refs: list[Reference], launch: Path, result: ResolvedRefs) -> list[Reference]:
     """Each glob reference replaced by the files it names (a warning when none, or too many)."""
     out: list[Reference] = []
     for ref in refs:
-        if not has_magic(ref.path) or resolve_user_path(ref.path, cwd).exists():
+        if not has_magic(ref.path) or resolve_user_path(ref.path, launch).exists():
             out.append(ref)
             continue
         try:
-            files, more = expand_glob(ref.path, cwd)
+            files, more = expand_glob(ref.path, launch)
         except GlobError as error:
             result.warnings.append(_("@{path}: {problem}.").format(path=ref.path, problem=error.problem))
             continue

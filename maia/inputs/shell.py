@@ -60,7 +60,7 @@ BANG_HELP = (
 
 async def run_bang(
     command: str,
-    cwd: Path,
+    launch: Path,
     env: dict[str, str] | None = None,
     sandbox: SandboxPolicy | None = None,
     on_output: Callable[[bytes], None] | None = None,
@@ -68,7 +68,7 @@ async def run_bang(
     """Run the command (2 minutes at most, 1,000,000 characters captured), sandboxed when a policy is given;
     ``on_output`` sees the output as it arrives."""
     return await run_shell(
-        command, cwd, timeout=DEFAULT_TIMEOUT, env=env, max_chars=CAPTURE_LIMIT, sandbox=sandbox, on_output=on_output
+        command, launch, timeout=DEFAULT_TIMEOUT, env=env, max_chars=CAPTURE_LIMIT, sandbox=sandbox, on_output=on_output
     )
 
 

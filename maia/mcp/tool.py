@@ -82,7 +82,7 @@ class McpTool:
             return ""
         return text if len(text) <= 200 else text[:199] + "…"
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Calls to MCP tools may run in parallel."""
         return None
 

@@ -73,19 +73,19 @@ def decide(
     tool_name: str,
     tool_input: Mapping[str, Any],
     rules: RuleSet | Mapping[str, Sequence[str]],
-    cwd: Path,
+    launch: Path,
     *,
     tool: object | None = None,
 ) -> Verdict:
     """The verdict for one tool call: ``allow``, ``ask`` or ``deny``."""
-    return explain(tool_name, tool_input, rules, cwd, tool=tool).verdict
+    return explain(tool_name, tool_input, rules, launch, tool=tool).verdict
 
 
 def explain(
     tool_name: str,
     tool_input: Mapping[str, Any],
     rules: RuleSet | Mapping[str, Sequence[str]],
-    cwd: Path,
+    launch: Path,
     *,
     tool: object | None = None,
 ) -> Decision:
@@ -97,26 +97,26 @@ def explain(
     """
     ruleset = as_ruleset(rules)
     subject = subject_of(tool_name, tool_input, tool)
-    return judge(tool_name, subject, ruleset, cwd)
+    return judge(tool_name, subject, ruleset, launch)
 
 
-def judge(tool_name: str, subject: Subject, ruleset: RuleSet, cwd: Path) -> Decision:
+def judge(tool_name: str, subject: Subject, ruleset: RuleSet, launch: Path) -> Decision:
     """Decide a call from its subject."""
     if isinstance(subject, CommandSubject):
         if not isinstance(subject.command, str):
             return Decision(Verdict.ASK, None, _("no command to check"))
         if len(subject.command) < _LONG_COMMAND or not gc.isenabled():
-            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+            return _bare_bash(_bash(subject.command, ruleset, launch), ruleset)
         # a long command makes tens of thousands of small objects, all freed when the decision is
         # made (no cycles): the cycle collector would only walk them again and again, and promote
         # them, making the next full collection of the whole process longer
         gc.disable()
         try:
-            return _bare_bash(_bash(subject.command, ruleset, cwd), ruleset)
+            return _bare_bash(_bash(subject.command, ruleset, launch), ruleset)
         finally:
             gc.enable()
     if isinstance(subject, PathSubject):
-        return _path(tool_name, subject, ruleset, cwd)
+        return _path(tool_name, subject, ruleset, launch)
     if isinstance(subject, UrlSubject):
         return _url(tool_name, subject, ruleset)
     if isinstance(subject, McpSubject):
@@ -175,7 +175,7 @@ def _mcp_applies(rule: Rule, tool_name: str, subject: McpSubject) -> bool:
 # --- paths ----------------------------------------------------------------------------------------
 
 
-def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> Decision:
+def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, launch: Path) -> Decision:
     if subject.access == "read":
         names: frozenset[str] = frozenset({"Read"})
     elif subject.access == "write":
@@ -190,21 +190,21 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
     def matches(rule: Rule, *, for_allow: bool) -> bool:
         if rule.pattern is None:
             return True
-        return path is not None and path_matches(rule.pattern, path, cwd, for_allow=for_allow)
+        return path is not None and path_matches(rule.pattern, path, launch, for_allow=for_allow)
 
     for verdict in (Verdict.DENY, Verdict.ASK):
         for rule in ruleset.family(verdict.value):
             if rule.tool in watched and matches(rule, for_allow=False):
                 return _matched(verdict, rule)
     if path is not None and "Read" in watched:
-        same = _same_file_as_denied(path, ruleset, cwd)
+        same = _same_file_as_denied(path, ruleset, launch)
         if same is not None:
             return same
     if path is not None and subject.access == "write":
-        same = _hard_link_hit([path], ruleset, cwd)
+        same = _hard_link_hit([path], ruleset, launch)
         if same is not None:
             return same
-    if path is not None and through_proc(str(resolve_user_path(path, cwd))):
+    if path is not None and through_proc(str(resolve_user_path(path, launch))):
         return Decision(
             Verdict.ASK,
             None,
@@ -212,15 +212,19 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
             doubt=True,
         )
     allowing = [r for r in ruleset.allow if r.tool in names]
-    if subject.access == "write" and path is not None and os.path.isdir(resolve_user_path(path, cwd)):
+    if subject.access == "write" and path is not None and os.path.isdir(resolve_user_path(path, launch)):
         return Decision(
             Verdict.ASK, None, _("{path} is a folder, not a file to write: ask").format(path=path), doubt=True
         )
     if subject.access == "write" and path is not None:
-        area = protected(path, cwd)
+        area = protected(path, launch)
         if area is not None:
             for rule in allowing:
-                if rule.pattern is not None and names_area(rule.pattern, area, cwd) and matches(rule, for_allow=True):
+                if (
+                    rule.pattern is not None
+                    and names_area(rule.pattern, area, launch)
+                    and matches(rule, for_allow=True)
+                ):
                     return _matched(Verdict.ALLOW, rule)
             return Decision(
                 Verdict.ASK,
@@ -236,7 +240,7 @@ def _path(tool_name: str, subject: PathSubject, ruleset: RuleSet, cwd: Path) -> 
     return Decision(Verdict.ASK, None, _("no rule applies to {tool}: ask").format(tool=tool_name))
 
 
-def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decision | None:
+def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, launch: Path) -> Decision | None:
     """A file written under another name (a hard link made earlier) is the file a Write deny or ask
     rule names: judged by device and inode."""
     for verdict in (Verdict.DENY, Verdict.ASK):
@@ -250,7 +254,7 @@ def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decisio
         named: dict[tuple[int, int], Rule] = {}
         for rule in rules:
             try:
-                info = os.stat(resolve_user_path(str(rule.pattern), cwd))
+                info = os.stat(resolve_user_path(str(rule.pattern), launch))
             except (OSError, ValueError):
                 continue
             named.setdefault((info.st_dev, info.st_ino), rule)
@@ -260,7 +264,7 @@ def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decisio
             if DYN in path:
                 continue
             try:
-                info = os.stat(resolve_user_path(path, cwd))
+                info = os.stat(resolve_user_path(path, launch))
             except (OSError, ValueError):
                 continue
             hit = named.get((info.st_dev, info.st_ino))
@@ -275,10 +279,10 @@ def _hard_link_hit(paths: Sequence[str], ruleset: RuleSet, cwd: Path) -> Decisio
     return None
 
 
-def _same_file_as_denied(path: str, ruleset: RuleSet, cwd: Path) -> Decision | None:
+def _same_file_as_denied(path: str, ruleset: RuleSet, launch: Path) -> Decision | None:
     """A file that is the same file (device and inode) as one a Read deny names is denied: a hard
     link (``ln .env notes.txt``) is the file itself."""
-    target = resolve_user_path(path, cwd)
+    target = resolve_user_path(path, launch)
     try:
         info = os.stat(target)
     except (OSError, ValueError):
@@ -299,7 +303,7 @@ def _same_file_as_denied(path: str, ruleset: RuleSet, cwd: Path) -> Decision | N
                 )
             continue
         try:
-            denied = os.stat(resolve_user_path(rule.pattern, cwd))
+            denied = os.stat(resolve_user_path(rule.pattern, launch))
         except (OSError, ValueError):
             continue
         if (denied.st_dev, denied.st_ino) == (info.st_dev, info.st_ino):
@@ -514,7 +518,7 @@ def deny_forms(part: Part) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-def allow_forms(part: Part, cwd: Path) -> list[str]:
+def allow_forms(part: Part, launch: Path) -> list[str]:
     """The texts an allow rule may cover: the part as written, the bare name for a program in a
     system folder, without its inert prefix, and past harmless global options."""
     words = list(part.words)
@@ -528,7 +532,7 @@ def allow_forms(part: Part, cwd: Path) -> list[str]:
     if directory and base and directory.rstrip("/") in programs.SYSTEM_DIRS:
         variants.append((base, *words[1:]))
     for variant in list(variants):
-        variants.extend(programs.subcommand_forms(variant, for_allow=True, launch=cwd))
+        variants.extend(programs.subcommand_forms(variant, for_allow=True, launch=launch))
     if len(variants) == 1:  # (ls -la…: what the fast path above gives)
         text = " ".join(words)
         return [text, " ".join([*part.assignments, *words])] if part.assignments else [text]
@@ -547,7 +551,7 @@ def _redirect_rules(family: Sequence[Rule]) -> list[Rule]:
 def _redirect_matches(
     rule: Rule,
     redirect: Redirect,
-    cwd: Path,
+    launch: Path,
     *,
     for_allow: bool,
     where: tuple[str, str] | None = None,
@@ -557,7 +561,7 @@ def _redirect_matches(
         return True
     if redirect.dynamic if dynamic is None else dynamic:
         return False
-    return path_matches(rule.pattern, redirect.target, cwd, for_allow=for_allow, where=where)
+    return path_matches(rule.pattern, redirect.target, launch, for_allow=for_allow, where=where)
 
 
 def _file_redirects(redirects: Iterable[Redirect]) -> list[Redirect]:
@@ -579,7 +583,7 @@ def _ask(reason: str, *, doubt: bool, unreadable: bool = False) -> Decision:
     return Decision(Verdict.ASK, None, reason, doubt=doubt, unreadable=unreadable)
 
 
-def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
+def _bash(command: str, ruleset: RuleSet, launch: Path) -> Decision:
     watching = _watching(ruleset)
     if len(command) > MAX_COMMAND:
         return _ask(
@@ -589,7 +593,7 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
         )
     plain: PlainScript | None
     try:
-        plain = parse_plain(command, programs.DEFAULT_INERT | ruleset.inert, launch=cwd)
+        plain = parse_plain(command, programs.DEFAULT_INERT | ruleset.inert, launch=launch)
         not_plain = None
     except NotPlain as error:
         plain, not_plain = None, error.reason
@@ -615,9 +619,9 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
     found_at: dict[str, tuple[str, str]] = {}
     # the files each part writes, read once for this decision (deny and ask, then allow)
     known_writes: dict[tuple[str, ...], list[tables.Target]] = {}
-    found = _deny_or_ask(command, parts, redirects, ruleset, cwd, found_at, known_writes) if watching else None
+    found = _deny_or_ask(command, parts, redirects, ruleset, launch, found_at, known_writes) if watching else None
     if found is None and plain is not None and plain.inputs:
-        found = _inputs_deny_or_ask(plain.inputs, ruleset, cwd)
+        found = _inputs_deny_or_ask(plain.inputs, ruleset, launch)
     if found is None and ruleset.deny:
         found = _deny_words(command, ruleset)
     if found is not None:
@@ -631,7 +635,7 @@ def _bash(command: str, ruleset: RuleSet, cwd: Path) -> Decision:
             unreadable=True,
         )
     # (the deny reading, when there was one, read the written files of all its parts: the plain ones too)
-    return _bash_allow(plain, ruleset, cwd, watching, found_at, known_writes, writes_complete=watching)
+    return _bash_allow(plain, ruleset, launch, watching, found_at, known_writes, writes_complete=watching)
 
 
 def _bare_bash(decision: Decision, ruleset: RuleSet) -> Decision:
@@ -652,7 +656,7 @@ def _deny_or_ask(
     parts: list[Part],
     redirects: list[Redirect],
     ruleset: RuleSet,
-    cwd: Path,
+    launch: Path,
     found_at: dict[str, tuple[str, str]] | None = None,
     known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
 ) -> Decision | None:
@@ -666,7 +670,7 @@ def _deny_or_ask(
         found_at = {}  # each target's locations, resolved once per decision
     folders: dict[str, str] = Folders()
     whole: str | None = None  # the command on one line (a rule may name a whole compound command)
-    writes = _writes(keys.values(), cwd, known_writes)
+    writes = _writes(keys.values(), launch, known_writes)
     for verdict in (Verdict.DENY, Verdict.ASK):
         family = ruleset.family(verdict.value)
         index = _Index.of(r for r in family if r.tool == "Bash")
@@ -697,7 +701,7 @@ def _deny_or_ask(
             for part, target in writes:
                 if target.tree or DYN in target.path:
                     continue
-                if rule.pattern is None or path_matches(rule.pattern, target.path, cwd, for_allow=False):
+                if rule.pattern is None or path_matches(rule.pattern, target.path, launch, for_allow=False):
                     return Decision(
                         verdict,
                         rule.text,
@@ -712,17 +716,17 @@ def _deny_or_ask(
             for redirect, dynamic in zip(file_redirects, dynamics, strict=True):
                 where = None
                 if not dynamic:
-                    where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
+                    where = found_at.get(redirect.target) or locations(redirect.target, launch, folders)
                     found_at[redirect.target] = where
                 moved = redirect.base is not None and not redirect.target.startswith(("/", "~"))
-                if _redirect_matches(rule, redirect, cwd, for_allow=False, where=where, dynamic=dynamic) or (
+                if _redirect_matches(rule, redirect, launch, for_allow=False, where=where, dynamic=dynamic) or (
                     moved
                     and _redirect_matches(
                         rule,
                         redirect,
-                        cwd,
+                        launch,
                         for_allow=False,
-                        where=locations(f"{redirect.base}/{redirect.target}", cwd),
+                        where=locations(f"{redirect.base}/{redirect.target}", launch),
                         dynamic=dynamic,
                     )
                 ):
@@ -734,7 +738,7 @@ def _deny_or_ask(
                         ),
                     )
     linked = _hard_link_hit(
-        [*(t.path for _p, t in writes if not t.tree), *(r.target for r in file_redirects)], ruleset, cwd
+        [*(t.path for _p, t in writes if not t.tree), *(r.target for r in file_redirects)], ruleset, launch
     )
     if linked is not None:
         return linked
@@ -772,7 +776,7 @@ def through_proc(path: str) -> bool:
 
 
 def _writes(
-    parts: Iterable[Part], cwd: Path, known: dict[tuple[str, ...], list[tables.Target]] | None = None
+    parts: Iterable[Part], launch: Path, known: dict[tuple[str, ...], list[tables.Target]] | None = None
 ) -> list[tuple[Part, tables.Target]]:
     """The files the parts write through their operands and options (cp's destination, tee's files…);
     ``known``: the targets already read for the same words, in this decision."""
@@ -793,7 +797,7 @@ def _writes(
             continue
         targets = known.get(part.words)
         if targets is None:
-            targets = known[part.words] = tables.written(part.words, cwd)
+            targets = known[part.words] = tables.written(part.words, launch)
         found.extend((part, target) for target in targets)
     return found
 
@@ -855,13 +859,13 @@ def _deny_words(command: str, ruleset: RuleSet) -> Decision | None:
     return None
 
 
-def _inputs_deny_or_ask(inputs: list[Redirect], ruleset: RuleSet, cwd: Path) -> Decision | None:
+def _inputs_deny_or_ask(inputs: list[Redirect], ruleset: RuleSet, launch: Path) -> Decision | None:
     """``cmd < file`` reads the file: Read deny and ask rules apply to it, as to the Read tool."""
     for verdict in (Verdict.DENY, Verdict.ASK):
         for rule in (r for r in ruleset.family(verdict.value) if r.tool == "Read"):
             for source in _file_redirects(inputs):
                 if rule.pattern is None or (
-                    not source.dynamic and path_matches(rule.pattern, source.target, cwd, for_allow=False)
+                    not source.dynamic and path_matches(rule.pattern, source.target, launch, for_allow=False)
                 ):
                     return Decision(
                         verdict,
@@ -873,7 +877,7 @@ def _inputs_deny_or_ask(inputs: list[Redirect], ruleset: RuleSet, cwd: Path) -> 
     return None
 
 
-def _inputs_allowed(inputs: list[Redirect], cwd: Path) -> Decision | None:
+def _inputs_allowed(inputs: list[Redirect], launch: Path) -> Decision | None:
     """A file read through ``<`` outside the launch folder (or only known when it runs) asks: a rule on
     the program says nothing of which files it may read (``cat < ~/.ssh/id_rsa``)."""
     for source in _file_redirects(inputs):
@@ -887,7 +891,7 @@ def _inputs_allowed(inputs: list[Redirect], cwd: Path) -> Decision | None:
             if source.base is None or source.target.startswith(("/", "~"))
             else (f"{source.base}/{source.target}")
         )
-        if not programs.inside(where, cwd):
+        if not programs.inside(where, launch):
             return _ask(
                 _("the command reads {target}, outside the working folder: ask").format(target=_show(source.target)),
                 doubt=False,
@@ -903,7 +907,7 @@ def _rule_words(pattern: str) -> tuple[str, ...]:
 def _bash_allow(
     plain: PlainScript,
     ruleset: RuleSet,
-    cwd: Path,
+    launch: Path,
     watching: bool,
     found_at: dict[str, tuple[str, str]] | None = None,
     known_writes: dict[tuple[str, ...], list[tables.Target]] | None = None,
@@ -947,10 +951,10 @@ def _bash_allow(
                     doubt=watching,
                 )
             plain_programs.add(part.program)
-        texts = allow_forms(part, cwd)
+        texts = allow_forms(part, launch)
         rule = index.first(texts)
         if rule is None:
-            risks = programs.dangers(part, cwd)
+            risks = programs.dangers(part, launch)
             if risks:
                 # a writer or an executor in disguise: say so, it is what a person must judge
                 return _ask(
@@ -962,7 +966,7 @@ def _bash_allow(
             return _ask(_("no allow rule covers `{part}`: ask").format(part=_show(texts[0])), doubt=False)
         words = _rule_words(rule.pattern) if rule.pattern is not None else ("*",)
         if words != ("*",):
-            for danger in programs.dangers(part, cwd):
+            for danger in programs.dangers(part, launch):
                 if not programs.names_option(words, danger):
                     return _ask(
                         _("{rule} does not name `{option}` in `{part}` ({why}): ask").format(
@@ -972,21 +976,21 @@ def _bash_allow(
                     )
         if rule.text not in used:
             used.append(rule.text)
-    reading = _inputs_allowed(plain.inputs, cwd)
+    reading = _inputs_allowed(plain.inputs, launch)
     if reading is not None:
         return reading
     allowing = _redirect_rules(ruleset.allow)
     folders: dict[str, str] = Folders()  # resolved folders, for this decision only
     if found_at is None:
         found_at = {}
-    areas = ProtectedAreas(cwd)  # read once for this decision
+    areas = ProtectedAreas(launch)  # read once for this decision
     if writes_complete and known_writes is not None and not any(known_writes.values()):
         # the deny reading read the files every part writes (its parts hold the plain ones): none
         written: list[tuple[Part, tables.Target]] = []
     else:
-        written = _writes(plain.parts, cwd, known_writes)
+        written = _writes(plain.parts, launch, known_writes)
     if written:
-        refused = _writes_allowed(plain, written, allowing, areas, cwd, watching, folders, used)
+        refused = _writes_allowed(plain, written, allowing, areas, launch, watching, folders, used)
         if refused is not None:
             return refused
     for redirect in _file_redirects(plain.redirects):
@@ -1004,15 +1008,15 @@ def _bash_allow(
                 ),
                 doubt=True,
             )
-        where = found_at.get(redirect.target) or locations(redirect.target, cwd, folders)
+        where = found_at.get(redirect.target) or locations(redirect.target, launch, folders)
         found_at[redirect.target] = where
         area = areas.reached(*where)
         dynamic = redirect.dynamic
         candidates = [
-            r for r in allowing if _redirect_matches(r, redirect, cwd, for_allow=True, where=where, dynamic=dynamic)
+            r for r in allowing if _redirect_matches(r, redirect, launch, for_allow=True, where=where, dynamic=dynamic)
         ]
         if area is not None:
-            candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]
+            candidates = [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, launch)]
             if not candidates:
                 return _ask(
                     _("{target} is protected (MAIA's settings, git's configuration, project instructions): ask").format(
@@ -1040,7 +1044,7 @@ def _writes_allowed(
     written: list[tuple[Part, tables.Target]],
     allowing: list[Rule],
     areas: ProtectedAreas,
-    cwd: Path,
+    launch: Path,
     watching: bool,
     folders: dict[str, str],
     used: list[str],
@@ -1052,7 +1056,7 @@ def _writes_allowed(
     for part, target in written:
         path = target.path
         shown = _show(_text(part.words))
-        if target.tree and not _tree_allowed(path, cwd, areas, moved_at is not None and moved_at < part.position):
+        if target.tree and not _tree_allowed(path, launch, areas, moved_at is not None and moved_at < part.position):
             return _ask(
                 _("`{part}` writes files whose names are only known when it runs (in {target}): ask").format(
                     part=shown, target=_show(path)
@@ -1083,16 +1087,16 @@ def _writes_allowed(
                 ),
                 doubt=watching,
             )
-        where = locations(path, cwd, folders)
+        where = locations(path, launch, folders)
         area = areas.reached(*where)
         candidates = [r for r in allowing if r.tool in _WRITE_RULES or r.tool == "Redirect"]
         candidates = [
             r
             for r in candidates
-            if r.pattern is None or path_matches(r.pattern, path, cwd, for_allow=True, where=where)
+            if r.pattern is None or path_matches(r.pattern, path, launch, for_allow=True, where=where)
         ]
         if area is not None:
-            if not [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, cwd)]:
+            if not [r for r in candidates if r.pattern is not None and names_area(r.pattern, area, launch)]:
                 return _ask(
                     _(
                         "`{part}` writes {target}, which is protected (MAIA's settings, git's configuration, "
@@ -1101,7 +1105,7 @@ def _writes_allowed(
                     doubt=True,
                 )
             continue
-        if not programs.inside(path, cwd):
+        if not programs.inside(path, launch):
             if not candidates:
                 return _ask(
                     _("`{part}` writes {target}, outside the launch folder, and no Write rule allows it: ask").format(
@@ -1114,14 +1118,14 @@ def _writes_allowed(
     return None
 
 
-def _tree_allowed(folder: str, cwd: Path, areas: ProtectedAreas, moved: bool) -> bool:
+def _tree_allowed(folder: str, launch: Path, areas: ProtectedAreas, moved: bool) -> bool:
     """Whether files of unknown names written below ``folder`` (an archive unpacked, a tree copied)
     stay clear of every protected path: a folder inside the launch folder (not the launch folder
     itself, where .maia/ and .git/ live) holding no git directory and inside no protected area."""
-    if moved or DYN in folder or _GLOB.search(folder) or not programs.inside(folder, cwd):
+    if moved or DYN in folder or _GLOB.search(folder) or not programs.inside(folder, launch):
         return False
-    lexical, real = locations(folder, cwd)
-    if real.rstrip("/") == os.path.realpath(cwd).rstrip("/") or areas.reached(lexical, real + "/x") is not None:
+    lexical, real = locations(folder, launch)
+    if real.rstrip("/") == os.path.realpath(launch).rstrip("/") or areas.reached(lexical, real + "/x") is not None:
         return False
     if not os.path.isdir(real):
         return True  # made by the command: empty

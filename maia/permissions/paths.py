@@ -51,9 +51,9 @@ def _pattern_at(pattern: str, anchor: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _bases(cwd: str) -> tuple[str, str]:
+def _bases(launch: str) -> tuple[str, str]:
     """The launch folder as written and where it really is (it does not move during a run)."""
-    return os.path.normpath(cwd), os.path.realpath(cwd)
+    return os.path.normpath(launch), os.path.realpath(launch)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -119,14 +119,14 @@ _UNLISTED: frozenset[str] = frozenset({"/"})  # (no name holds a /)
 _PLAIN_RELATIVE = re.compile(r"(?!\.\.?(?:/|$))[^/\s~][^/]*(?<!\s)(?:/(?!\.\.?(?:/|$))[^/]+)*(?<!\s)")
 
 
-def locations(value: str, cwd: Path, folders: dict[str, str] | None = None) -> tuple[str, str]:
+def locations(value: str, launch: Path, folders: dict[str, str] | None = None) -> tuple[str, str]:
     """(the path as written, normalised; the path links resolved), both absolute.
 
     ``folders`` caches resolved parent folders for the length of one decision (many targets share
     a folder; resolving walks every component), never longer: links may appear between decisions.
     A :class:`Folders` also lists the folders many targets share, rather than looking each up.
     """
-    base = _bases(str(cwd))[0]
+    base = _bases(str(launch))[0]
     if _PLAIN_RELATIVE.fullmatch(value) and base.startswith("/") and not base.startswith("//") and len(base) > 1:
         lexical = base + "/" + value  # what normalise_user_path gives such a path (most targets)
     else:
@@ -148,8 +148,8 @@ class _PathRule:
 
     __slots__ = ("fold", "lexical", "real")
 
-    def __init__(self, pattern: str, cwd: str, fold: bool) -> None:
-        lexical_base, real_base = _bases(cwd)
+    def __init__(self, pattern: str, launch: str, fold: bool) -> None:
+        lexical_base, real_base = _bases(launch)
         self.fold = fold
         self.lexical = self._side(_pattern_at(pattern, lexical_base))
         self.real = self._side(_pattern_at(pattern, real_base))
@@ -175,11 +175,13 @@ class _PathRule:
 
 
 @functools.lru_cache(maxsize=4096)
-def _path_rule(pattern: str, cwd: str, fold: bool) -> _PathRule:
-    return _PathRule(pattern, cwd, fold)
+def _path_rule(pattern: str, launch: str, fold: bool) -> _PathRule:
+    return _PathRule(pattern, launch, fold)
 
 
-def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where: tuple[str, str] | None = None) -> bool:
+def path_matches(
+    pattern: str, value: str, launch: Path, *, for_allow: bool, where: tuple[str, str] | None = None
+) -> bool:
     """Whether a path rule pattern covers ``value``.
 
     The path is compared twice: as written (normalised) and where it really is (links resolved,
@@ -187,8 +189,8 @@ def path_matches(pattern: str, value: str, cwd: Path, *, for_allow: bool, where:
     both do, so a link never lets a rule reach outside what it names. ``where`` is
     :func:`locations` of ``value`` when the caller already has it.
     """
-    lexical, real = where if where is not None else locations(value, cwd)
-    folder = str(cwd)
+    lexical, real = where if where is not None else locations(value, launch)
+    folder = str(launch)
     return _path_rule(pattern, folder, case_insensitive(_bases(folder)[1])).matches(lexical, real, for_allow)
 
 
@@ -201,11 +203,11 @@ def _inside(path: str, root: str, fold: bool) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def protected(value: str, cwd: Path, where: tuple[str, str] | None = None) -> str | None:
+def protected(value: str, launch: Path, where: tuple[str, str] | None = None) -> str | None:
     """The protected area a write to ``value`` reaches (``.maia/``, MAIA's home, ``.git/``, the
     project's MAIA.md / AGENTS.md / CLAUDE.md), or None."""
-    lexical, real = where if where is not None else locations(value, cwd)
-    return ProtectedAreas(cwd).reached(lexical, real)
+    lexical, real = where if where is not None else locations(value, launch)
+    return ProtectedAreas(launch).reached(lexical, real)
 
 
 class ProtectedAreas:
@@ -214,8 +216,8 @@ class ProtectedAreas:
 
     __slots__ = ("_around", "_base", "_fold", "_git_dirs", "_sides")
 
-    def __init__(self, cwd: Path) -> None:
-        lexical_base, real_base = _bases(str(cwd))
+    def __init__(self, launch: Path) -> None:
+        lexical_base, real_base = _bases(str(launch))
         self._base = real_base
         self._git_dirs: dict[str, bool] = {}
         self._around: dict[str, str | None] = {}  # _git_dir_around by the path's folder
@@ -287,7 +289,7 @@ def _areas(base: str, home: str) -> tuple[str, ...]:
     )
 
 
-def names_area(pattern: str, area: str, cwd: Path) -> bool:
+def names_area(pattern: str, area: str, launch: Path) -> bool:
     """Whether a rule names a protected area itself: the fixed start of its pattern lies inside it
     (``Write(.maia/settings.json)``, ``Edit(.git/**)``), which ``Write(**)`` does not."""
     fixed: list[str] = []
@@ -298,7 +300,7 @@ def names_area(pattern: str, area: str, cwd: Path) -> bool:
     literal = "/".join(fixed)
     if not literal:
         return False
-    bases = _bases(str(cwd))
+    bases = _bases(str(launch))
     fold = case_insensitive(bases[1])
     for base in bases:
         at = os.path.normpath(literal if os.path.isabs(literal) else os.path.join(base, literal))

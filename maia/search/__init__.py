@@ -95,10 +95,10 @@ def find_ripgrep() -> str | None:
     return None
 
 
-def display_path(path: Path, cwd: Path) -> str:
+def display_path(path: Path, launch: Path) -> str:
     """A path relative to the launch folder when it is inside, else absolute."""
     try:
-        return path.relative_to(cwd).as_posix() or "."
+        return path.relative_to(launch).as_posix() or "."
     except ValueError:
         return str(path)
 

@@ -45,11 +45,11 @@ async def grep_hits(query: GrepQuery, *, head_limit: int = 0, engine: str | None
 
 
 def format_hits(
-    query: GrepQuery, hits: list[FileHit], cwd: Path, head_limit: int, *, line_numbers: bool = True
+    query: GrepQuery, hits: list[FileHit], launch: Path, head_limit: int, *, line_numbers: bool = True
 ) -> SearchAnswer:
     """Files, counts or numbered lines (``path:n:text``, context ``path-n-text``, ``--`` between groups)."""
 
-    base = display_path(query.root, cwd)
+    base = display_path(query.root, launch)
     prefix = "" if base == "." else base + "/"
 
     def name(hit: FileHit) -> str:

@@ -134,7 +134,7 @@ class SavedSession:
 
     name: str
     model: str = ""
-    cwd: str = ""
+    launch: str = ""  # the file's "cwd"
     messages: list[Message] = field(default_factory=list)
     pending_context: list[str] = field(default_factory=list)
     start_context: str | None = None
@@ -162,7 +162,7 @@ class SavedSession:
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
             "model": self.model,
-            "cwd": self.cwd,
+            "cwd": self.launch,
             "messages": [message_to_dict(m) for m in self.messages],
             "pendingContext": list(self.pending_context),
         }
@@ -264,7 +264,7 @@ def parse_session(text: str, name: str) -> SavedSession:
     return SavedSession(
         name=name,
         model=str(data.get("model") or ""),
-        cwd=str(data.get("cwd") or ""),
+        launch=str(data.get("cwd") or ""),
         messages=parsed,
         pending_context=[str(p) for p in pending] if isinstance(pending, list) else [],
         start_context=str(start) if isinstance(start, str) and start else None,

@@ -725,14 +725,14 @@ class SessionManager:
         return name
 
     def update(
-        self, *, messages: list[Message], pending: list[str], start_context: str | None, model: str, cwd: Path
+        self, *, messages: list[Message], pending: list[str], start_context: str | None, model: str, launch: Path
     ) -> None:
         """Record the conversation's current state."""
         self.session.messages = list(messages)
         self.session.pending_context = list(pending)
         self.session.start_context = start_context
         self.session.model = model
-        self.session.cwd = str(cwd)
+        self.session.launch = str(launch)
 
     def _claim(self, name: str) -> None:
         """Hold the lock of the file about to be written (called under the folder lock)."""

@@ -110,13 +110,13 @@ def save_trace(spec: ChildSpec, messages: list[Message], model: str) -> str:
     session = SavedSession(
         name=trace_name(spec.parent_session, spec.definition.name),
         model=model,
-        cwd=str(spec.cwd),
+        launch=str(spec.launch),
         messages=list(messages),
         agent=spec.definition.name,
         parent_session=spec.parent_session,
         origin="subagent",
     )
-    return SessionStore.for_launch(spec.cwd).write(session)
+    return SessionStore.for_launch(spec.launch).write(session)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -377,7 +377,7 @@ async def launch_subagent(
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            cwd=spec.cwd,
+            cwd=spec.launch,
             env=dict(env) if env is not None else None,
             start_new_session=True,
             limit=protocol.MAX_LINE,

@@ -43,7 +43,7 @@ class ChildSpec:
 
     definition: AgentDefinition
     task: str
-    cwd: Path
+    launch: Path  # the JSON's "cwd"
     home: Path
     model: str
     parent_session: str | None = None
@@ -57,7 +57,7 @@ class ChildSpec:
             "version": PROTOCOL_VERSION,
             "definition": self.definition.to_json(),
             "task": self.task,
-            "cwd": str(self.cwd),
+            "cwd": str(self.launch),
             "home": str(self.home),
             "model": self.model,
             "parentSession": self.parent_session,
@@ -76,7 +76,7 @@ class ChildSpec:
             return cls(
                 definition=AgentDefinition.from_json(data["definition"]),
                 task=str(data["task"]),
-                cwd=Path(str(data["cwd"])),
+                launch=Path(str(data["cwd"])),
                 home=Path(str(data["home"])),
                 model=str(data["model"]),
                 parent_session=str(data["parentSession"]) if data.get("parentSession") else None,

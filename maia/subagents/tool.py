@@ -92,7 +92,7 @@ async def run_agent(
     definition: AgentDefinition,
     task: str,
     *,
-    cwd: Path,
+    launch: Path,
     home: Path,
     parent_model: str,
     parent_session: str | None,
@@ -117,7 +117,7 @@ async def run_agent(
     spec = ChildSpec(
         definition=definition,
         task=task,
-        cwd=cwd,
+        launch=launch,
         home=home,
         model=resolution.model,
         parent_session=parent_session,
@@ -261,7 +261,7 @@ class AgentTool:
             first = first[:99] + "…"
         return f"{agent}: {first}" if first else agent
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Sub-agents run side by side."""
         return None
 
@@ -279,7 +279,7 @@ class AgentTool:
         result = await run_agent(
             definition,
             task,
-            cwd=ctx.cwd,
+            launch=ctx.launch,
             home=self.home,
             parent_model=ctx.model or "",
             parent_session=ctx.session,
@@ -374,7 +374,7 @@ async def run_direct(
     invocation: AgentInvocation,
     agents: Mapping[str, AgentDefinition],
     *,
-    cwd: Path,
+    launch: Path,
     home: Path,
     parent_model: str,
     parent_session: str | None,
@@ -395,7 +395,7 @@ async def run_direct(
     return await run_agent(
         definition,
         invocation.task or DEFAULT_AGENT_TASK,
-        cwd=cwd,
+        launch=launch,
         home=home,
         parent_model=parent_model,
         parent_session=parent_session,

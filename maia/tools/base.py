@@ -56,7 +56,7 @@ class BuiltinTool:
         value = tool_input.get(key) if key else None
         return str(value) if value is not None else ""
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """No mutual exclusion by default."""
         return None
 
@@ -127,12 +127,12 @@ def readable(ctx: ToolContext, path: Path) -> bool:
     return decision.verdict == Verdict.ALLOW or not secret_looking(path)
 
 
-def file_key(tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+def file_key(tool_input: Mapping[str, Any], launch: Path) -> str | None:
     """``file:<absolute path>``: calls on the same file run one after the other."""
     value = tool_input.get("path")
     if not isinstance(value, str) or not value:
         return None
-    return "file:" + os.path.realpath(resolve_user_path(value, cwd))
+    return "file:" + os.path.realpath(resolve_user_path(value, launch))
 
 
 def opened_path(fd: int, fallback: Path) -> str:

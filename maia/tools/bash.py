@@ -50,7 +50,7 @@ class BashTool(BuiltinTool):
         with live as on_output:
             result = await run_shell(
                 command,
-                ctx.cwd,
+                ctx.launch,
                 timeout=DEFAULT_TIMEOUT,
                 env=ctx.env,
                 max_chars=MAX_OUTPUT * 4,
@@ -64,7 +64,7 @@ class BashTool(BuiltinTool):
             with live as on_output:
                 result = await run_shell(
                     command,
-                    ctx.cwd,
+                    ctx.launch,
                     timeout=DEFAULT_TIMEOUT,
                     env=ctx.env,
                     max_chars=MAX_OUTPUT * 4,

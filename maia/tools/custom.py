@@ -237,7 +237,7 @@ class CustomTool(BuiltinTool):
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run without a shell in the tool's folder; a non-zero exit is an error carrying stderr."""
         argv = self.argv(tool_input)
-        env = {**(ctx.env or {}), "MAIA_CWD": str(ctx.cwd), "MAIA_TOOL_DIR": str(self.definition.folder)}
+        env = {**(ctx.env or {}), "MAIA_CWD": str(ctx.launch), "MAIA_TOOL_DIR": str(self.definition.folder)}
         result = await run_shell(
             argv,
             self.definition.folder,

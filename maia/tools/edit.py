@@ -38,9 +38,9 @@ class EditTool(BuiltinTool):
     default_permission = "ask"
     summary_key = "path"
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Reads and writes of one file run one after the other."""
-        return file_key(tool_input, cwd)
+        return file_key(tool_input, launch)
 
     def subject(self, tool_input: Mapping[str, Any]) -> Subject:
         """Write and Edit rules (one family) match the file's path."""
@@ -58,7 +58,7 @@ class EditTool(BuiltinTool):
             raise ToolError(_("old_string and new_string are the same: nothing to change."))
         # a link is written through (the file it points to changes, the link stays a link); the permission
         # engine judged both the link's name and its target
-        path = Path(os.path.realpath(resolve_user_path(raw, ctx.cwd)))
+        path = Path(os.path.realpath(resolve_user_path(raw, ctx.launch)))
         try:
             folder, name = await asyncio.to_thread(open_folder_of, ctx, "Edit", raw, path)
         except FileNotFoundError:

@@ -76,10 +76,10 @@ class GlobTool(BuiltinTool):
         except GlobError as error:
             raise ToolError(str(error)) from None
         raw_path = str(tool_input.get("path") or "")
-        if raw_path and not resolve_user_path(raw_path, ctx.cwd).is_dir():
+        if raw_path and not resolve_user_path(raw_path, ctx.launch).is_dir():
             raise ToolError(_("Folder not found: {path}").format(path=tool_input.get("path")))
         start, rest = glob_start(pattern, raw_path or None)
-        root = resolve_user_path(start, ctx.cwd)
+        root = resolve_user_path(start, ctx.launch)
         if not root.is_dir():
             return _("No files match {pattern}.").format(pattern=pattern)
         # the engine (and pathspec) loads at the first search, not with the tool list at start-up
@@ -100,7 +100,7 @@ class GlobTool(BuiltinTool):
         skipped = len(found) - len(kept)
         if not kept and not skipped:
             return _("No files match {pattern}.").format(pattern=pattern)
-        lines = [display_path(p, ctx.cwd) for p in kept]
+        lines = [display_path(p, ctx.launch) for p in kept]
         if total > len(found):
             lines.append(
                 _("[{shown} of {total} files shown: use a narrower pattern]").format(shown=len(found), total=total)

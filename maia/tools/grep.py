@@ -67,7 +67,7 @@ class GrepTool(BuiltinTool):
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:
         """Run the search and format it for the model."""
         pattern = require_str(tool_input, "pattern", _("the regular expression to search for"))
-        root = resolve_user_path(str(tool_input.get("path") or "."), ctx.cwd)
+        root = resolve_user_path(str(tool_input.get("path") or "."), ctx.launch)
         if not root.exists():
             raise ToolError(_("Path not found: {path}").format(path=tool_input.get("path")))
         mode = str(tool_input.get("output_mode") or "files_with_matches")
@@ -106,7 +106,7 @@ class GrepTool(BuiltinTool):
         skipped = len(hits) - len(kept)
         line_numbers = tool_input.get("-n") is not False
         # a full answer can hold millions of lines: shaped off the event loop
-        answer = await asyncio.to_thread(format_hits, query, kept, ctx.cwd, head_limit, line_numbers=line_numbers)
+        answer = await asyncio.to_thread(format_hits, query, kept, ctx.launch, head_limit, line_numbers=line_numbers)
         text = answer.text
         if skipped:
             note = _("[{count} matching files left out: a Read deny rule covers them]").format(count=skipped)

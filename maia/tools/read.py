@@ -44,9 +44,9 @@ class ReadTool(BuiltinTool):
     }
     summary_key = "path"
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Reads and writes of one file run one after the other."""
-        return file_key(tool_input, cwd)
+        return file_key(tool_input, launch)
 
     def subject(self, tool_input: Mapping[str, Any]) -> Subject:
         """Read rules match the file's path."""
@@ -57,13 +57,13 @@ class ReadTool(BuiltinTool):
         """Return the numbered lines."""
         import asyncio
 
-        return await asyncio.to_thread(self._read, tool_input, ctx.cwd, ctx)
+        return await asyncio.to_thread(self._read, tool_input, ctx.launch, ctx)
 
-    def _read(self, tool_input: Mapping[str, Any], cwd: Path, ctx: ToolContext | None = None) -> str:
+    def _read(self, tool_input: Mapping[str, Any], launch: Path, ctx: ToolContext | None = None) -> str:
         raw = require_str(tool_input, "path", _("the path of the file to read"))
         offset = optional_int(tool_input, "offset", 1, minimum=1)
         limit = optional_int(tool_input, "limit", DEFAULT_LIMIT, minimum=1)
-        path = resolve_user_path(raw, cwd)
+        path = resolve_user_path(raw, launch)
         if path.is_dir():
             raise ToolError(_("{path} is a folder, not a file: use Glob to list it.").format(path=raw))
         try:

@@ -53,7 +53,7 @@ class TodoWriteTool(BuiltinTool):
         done = sum(1 for t in todos if isinstance(t, dict) and t.get("status") == "completed")
         return _("{done}/{total} done").format(done=done, total=len(todos))
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Two lists written in one answer apply in order."""
         return "todowrite"
 

@@ -58,9 +58,9 @@ class WriteTool(BuiltinTool):
     default_permission = "ask"
     summary_key = "path"
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Reads and writes of one file run one after the other."""
-        return file_key(tool_input, cwd)
+        return file_key(tool_input, launch)
 
     def subject(self, tool_input: Mapping[str, Any]) -> Subject:
         """Write and Edit rules (one family) match the file's path."""
@@ -73,7 +73,7 @@ class WriteTool(BuiltinTool):
         text = content_of(tool_input)
         # a link is written through (the file it points to changes, the link stays a link); the permission
         # engine judged both the link's name and its target
-        path = Path(os.path.realpath(resolve_user_path(raw, ctx.cwd)))
+        path = Path(os.path.realpath(resolve_user_path(raw, ctx.launch)))
         if path.is_dir():
             raise ToolError(_("{path} is a folder: give a file path.").format(path=raw))
         existed = path.exists()

@@ -259,7 +259,7 @@ class RequestIntervention:
         """The question, on one line."""
         return one_line(str(tool_input.get("question") or ""), 100)
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         """Questions come one at a time."""
         return INTERVENTION_TOOL
 

@@ -51,7 +51,7 @@ async def open_parent(
     def prompt(loadout: Loadout, _start_context: str | None) -> str:
         return build_orchestrator_prompt(
             definition,
-            orchestrator.layout.cwd,
+            orchestrator.layout.launch,
             max_steps=definition.max_iterations,
             context=loadout.context_file,
             skills=equipment.prompt_skills(loadout),
@@ -59,7 +59,7 @@ async def open_parent(
         )
 
     options = AppOptions(
-        launch=orchestrator.layout.cwd,
+        launch=orchestrator.layout.launch,
         home=home,
         settings=settings,
         model=model,

@@ -158,7 +158,7 @@ class WorkflowUI:
             session = SavedSession(
                 name=f"{self.workflow.id}-{name}",
                 model=result.model,
-                cwd=str(self.workflow.record.get("cwd") or ""),
+                launch=str(self.workflow.record.get("cwd") or ""),
                 messages=list(result.messages),
                 agent=name,
                 parent_session=self.workflow.id,

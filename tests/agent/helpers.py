@@ -112,7 +112,7 @@ class FuncTool:
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         return ", ".join(f"{k}={v}" for k, v in tool_input.items())
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         return self._key(tool_input) if self._key else None
 
     async def execute(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str:

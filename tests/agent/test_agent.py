@@ -49,7 +49,7 @@ def _session(
         system="You are MAIA.",
         tools={t.spec.name: t for t in (tools or [echo_tool()])},
         ui=ui or RecordingUI(),
-        cwd=tmp_path,
+        launch=tmp_path,
         count_context=lambda s: sum(len(m.content) for m in s.messages) + len(s.pending_context),
         **kw,
     )

@@ -32,7 +32,7 @@ def _runner(
         def check(name: str, tool_input: Mapping[str, Any]) -> Any:
             return explain(name, tool_input, rules, tmp_path)
 
-    return ToolRunner({t.spec.name: t for t in tools}, ui, ToolContext(cwd=tmp_path), check, max_parallel)
+    return ToolRunner({t.spec.name: t for t in tools}, ui, ToolContext(launch=tmp_path), check, max_parallel)
 
 
 async def test_single_call_sequence(tmp_path: Path) -> None:

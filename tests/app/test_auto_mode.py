@@ -72,7 +72,7 @@ def _bash(project: Path, policy: SandboxPolicy, answer: bool, asked: list[tuple[
         asked.append((command, refused))
         return answer
 
-    ctx = ToolContext(cwd=project, sandbox=policy, rerun_unsandboxed=rerun)
+    ctx = ToolContext(launch=project, sandbox=policy, rerun_unsandboxed=rerun)
     return asyncio.run(BashTool().execute({"command": "mkdir " + str(project.parent / "outside")}, ctx))
 
 

@@ -31,7 +31,7 @@ async def test_the_addition_tool_loads_and_runs(project: Path, home: Path) -> No
         "param3": "number",
     }
     assert "required" not in spec.input_schema  # every parameter has a default
-    ctx = ToolContext(cwd=project)
+    ctx = ToolContext(launch=project)
     assert await tool.execute({"param1": 2, "param2": 3.5}, ctx) == "5.5\n"
     assert await tool.execute({"param1": 40, "param3": 2}, ctx) == "42\n"
     with pytest.raises(ToolError) as failure:  # the script's own error reaches the model
@@ -50,7 +50,7 @@ async def test_the_addition_tool_runs_in_the_sandbox(project: Path, home: Path) 
     (tool,) = load_custom_tools(project, home).tools
     policy = policy_from_settings(None, project)
     assert policy is not None
-    assert await tool.execute({"param1": 1, "param2": 1}, ToolContext(cwd=project, sandbox=policy)) == "2\n"
+    assert await tool.execute({"param1": 1, "param2": 1}, ToolContext(launch=project, sandbox=policy)) == "2\n"
 
 
 def test_the_code_reviewer_agent_parses_without_warnings(project: Path, home: Path) -> None:
@@ -91,7 +91,7 @@ async def test_the_skill_tool_gives_the_example(project: Path, home: Path) -> No
     shutil.copytree(EXAMPLES / "skills" / "commit-message", project / ".maia" / "skills" / "commit-message")
     tool = SkillTool(load_skills(project, home).skills)
     assert "commit-message: Writes a commit message" in tool.description
-    text = await tool.execute({"skill": "commit-message", "args": "in French"}, ToolContext(cwd=project))
+    text = await tool.execute({"skill": "commit-message", "args": "in French"}, ToolContext(launch=project))
     assert text.endswith("ARGUMENTS: in French")
 
 
@@ -105,5 +105,5 @@ def test_the_release_notes_workflow_loads(project: Path, home: Path) -> None:
     assert sorted(orchestrator.agents) == ["changes_collector", "docs_auditor"]
     assert orchestrator.mentioned == ["changes_collector", "docs_auditor"]
     assert (orchestrator.timeout, orchestrator.permission_mode) == (1800.0, "wait")
-    assert orchestrator.layout.cwd == project  # outside .maia/agents: the workflow works in the launch folder
+    assert orchestrator.layout.launch == project  # outside .maia/agents: the workflow works in the launch folder
     assert orchestrator.definition.permissions["ask"] == ("Write",)

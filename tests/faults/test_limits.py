@@ -201,7 +201,7 @@ def _spec(home: Path, project: Path, name: str) -> ChildSpec:
     return ChildSpec(
         definition=loaded.agents[name],
         task="t",
-        cwd=project,
+        launch=project,
         home=home,
         model="scripted-openai",
         parent_session="parent",

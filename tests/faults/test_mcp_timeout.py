@@ -41,7 +41,7 @@ def by_name(source: McpSource) -> dict[str, Tool]:
 
 async def call(source: McpSource, name: str, **arguments: object) -> str:
     tool = by_name(source)[name]
-    return await asyncio.wait_for(tool.execute(arguments, ToolContext(cwd=Path.cwd())), HANG_GUARD)
+    return await asyncio.wait_for(tool.execute(arguments, ToolContext(launch=Path.cwd())), HANG_GUARD)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

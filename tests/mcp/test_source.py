@@ -38,7 +38,7 @@ def by_name(source: McpSource) -> dict[str, Tool]:
 
 
 async def run(tools: dict[str, Tool], name: str, **arguments: object) -> str:
-    return await tools[name].execute(arguments, ToolContext(cwd=Path.cwd()))
+    return await tools[name].execute(arguments, ToolContext(launch=Path.cwd()))
 
 
 # Servers on SDK 1.x too, when a Python with mcp 1.x is at hand (one venv cannot hold both generations;

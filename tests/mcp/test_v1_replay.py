@@ -42,7 +42,7 @@ def expected_warnings(warnings: tuple[str, ...]) -> list[str]:
 
 async def call(source: McpSource, name: str, **arguments: object) -> str:
     tools = {t.spec.name: t for t in source.tools()}
-    return await tools[name].execute(arguments, ToolContext(cwd=Path.cwd()))
+    return await tools[name].execute(arguments, ToolContext(launch=Path.cwd()))
 
 
 async def test_streamable_http_with_a_v1_server(replay_server: HTTPServer, home: Path, project: Path) -> None:

@@ -369,6 +369,6 @@ async def test_grep_leaves_out_another_name_of_a_denied_file(scratch: Path) -> N
 
     _setup(scratch, proof=False)  # notes.txt is a hard link to .env
     for rules in ({"allow": ["Grep"], "deny": ["Read(.env)"]}, {"allow": ["Grep"], "deny": ["Read(**/.env)"]}):
-        ctx = ToolContext(cwd=scratch, permissions=lambda name, value, r=rules: explain(name, value, r, scratch))
+        ctx = ToolContext(launch=scratch, permissions=lambda name, value, r=rules: explain(name, value, r, scratch))
         out = await GrepTool().execute({"pattern": "SECRET", "path": "."}, ctx)
         assert "notes.txt" not in out and "left out" in out, out

@@ -25,8 +25,8 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _verdict(command: str, rules: dict[str, list[str]], cwd: Path) -> str:
-    return explain("Bash", {"command": command}, rules, cwd).verdict.value
+def _verdict(command: str, rules: dict[str, list[str]], launch: Path) -> str:
+    return explain("Bash", {"command": command}, rules, launch).verdict.value
 
 
 def test_the_same_write_after_a_folder_change_is_judged_again(tree: Path) -> None:

@@ -41,7 +41,7 @@ def test_the_engine_judges_the_path_the_tool_opens(path: str, tree: Path) -> Non
     decision = explain("Read", {"path": path}, {"deny": ["Read(.env)"], "allow": ["Read"]}, tree)
     assert decision.verdict == Verdict.DENY, decision.reason
     # and the tool opens that very file
-    text = asyncio.run(ReadTool().execute({"path": path}, ToolContext(cwd=tree)))
+    text = asyncio.run(ReadTool().execute({"path": path}, ToolContext(launch=tree)))
     assert "SECRET" in text and "SECRET2" not in text
 
 
@@ -91,20 +91,21 @@ def test_glob_with_dotdot_anywhere_is_judged_by_the_folder_it_really_walks(tree:
     assert explain("Glob", sneaky, rules, tree).verdict == Verdict.DENY
     assert explain("Glob", {"pattern": "*.txt", "path": "src/../../outside"}, rules, tree).verdict == Verdict.DENY
     # what the tool does with the same input: it walks that folder
-    found = asyncio.run(GlobTool().execute(sneaky, ToolContext(cwd=tree)))
+    found = asyncio.run(GlobTool().execute(sneaky, ToolContext(launch=tree)))
     assert found == str(tree.parent / "outside" / "notes.txt")
     # a `..` after a wildcard walks src only and finds nothing outside
     stray = {"pattern": "src/*/../../../outside/*"}
     assert explain("Glob", stray, rules, tree).verdict == Verdict.ALLOW
-    assert asyncio.run(GlobTool().execute(stray, ToolContext(cwd=tree))) == "No files match src/*/../../../outside/*."
+    found = asyncio.run(GlobTool().execute(stray, ToolContext(launch=tree)))
+    assert found == "No files match src/*/../../../outside/*."
 
 
 # --- a Read deny inside Grep and Glob ------------------------------------------------------------------
 
 
-def _check(rules: Mapping[str, list[str]], cwd: Path) -> Any:
+def _check(rules: Mapping[str, list[str]], launch: Path) -> Any:
     def check(name: str, tool_input: Mapping[str, Any]) -> Decision:
-        return explain(name, tool_input, rules, cwd)
+        return explain(name, tool_input, rules, launch)
 
     return check
 
@@ -113,7 +114,7 @@ READ_DENY = {"deny": ["Read(**/.env)"], "allow": ["Glob", "Grep"]}
 
 
 def test_grep_leaves_out_files_a_read_deny_covers_and_says_so(tree: Path) -> None:
-    ctx = ToolContext(cwd=tree, permissions=_check(READ_DENY, tree))
+    ctx = ToolContext(launch=tree, permissions=_check(READ_DENY, tree))
     text = asyncio.run(GrepTool().execute({"pattern": "token", "output_mode": "content"}, ctx))
     assert "SECRET" not in text
     assert text.splitlines() == [
@@ -126,7 +127,7 @@ def test_grep_leaves_out_files_a_read_deny_covers_and_says_so(tree: Path) -> Non
 
 
 def test_glob_leaves_out_files_a_read_deny_covers_and_says_so(tree: Path) -> None:
-    ctx = ToolContext(cwd=tree, permissions=_check(READ_DENY, tree))
+    ctx = ToolContext(launch=tree, permissions=_check(READ_DENY, tree))
     text = asyncio.run(GlobTool().execute({"pattern": "**/*"}, ctx))
     assert text.splitlines() == [
         "src/a.py",
@@ -143,7 +144,7 @@ def test_a_refusal_without_a_rule_does_not_hide_files(tree: Path) -> None:
             return Decision(Verdict.ALLOW, "Grep", "allowed")
         return Decision(Verdict.DENY, None, "nobody can answer")
 
-    ctx = ToolContext(cwd=tree, permissions=headless)
+    ctx = ToolContext(launch=tree, permissions=headless)
     text = asyncio.run(GrepTool().execute({"pattern": "token"}, ctx))
     assert text.splitlines()[:2] == ["src/a.py", "src/deep/b.py"]
     # secret-looking files that nothing allows reading are left out of a wide search (issue 25)
@@ -154,7 +155,7 @@ def test_a_wide_search_shows_secret_looking_files_a_rule_allows(tree: Path) -> N
     def allowed(name: str, tool_input: Mapping[str, Any]) -> Decision:
         return Decision(Verdict.ALLOW, "Read", "allowed")
 
-    text = asyncio.run(GrepTool().execute({"pattern": "SECRET"}, ToolContext(cwd=tree, permissions=allowed)))
+    text = asyncio.run(GrepTool().execute({"pattern": "SECRET"}, ToolContext(launch=tree, permissions=allowed)))
     assert text.splitlines() == [".env", "src/.env"]
 
 

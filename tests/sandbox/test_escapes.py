@@ -55,7 +55,7 @@ def policy(home: Path, project: Path, write_settings: Callable[..., Path]) -> Sa
 
 async def bash(command: str, policy: SandboxPolicy) -> str:
     """Run ``command`` through the Bash tool, as the model would."""
-    return await BashTool().execute({"command": command}, ToolContext(cwd=policy.launch, sandbox=policy))
+    return await BashTool().execute({"command": command}, ToolContext(launch=policy.launch, sandbox=policy))
 
 
 async def test_1_fsmonitor_written_by_a_command_never_runs_on_diff(repo: Path, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ def areas(tmp_path: Path) -> Areas:
 
 
 async def test_bash_tool_writes_inside_and_is_refused_outside_with_one_sandbox_line(areas: Areas) -> None:
-    ctx = ToolContext(cwd=areas.launch, sandbox=areas.policy())
+    ctx = ToolContext(launch=areas.launch, sandbox=areas.policy())
     inside = await BashTool().execute({"command": "echo ok > made.txt && cat made.txt"}, ctx)
     assert inside == "ok\n[exit code: 0]"
     target = areas.outside / "nope.txt"
@@ -38,15 +38,15 @@ async def test_bash_tool_writes_inside_and_is_refused_outside_with_one_sandbox_l
 
 
 async def test_no_sandbox_line_for_other_failures_or_without_sandbox(areas: Areas) -> None:
-    ctx = ToolContext(cwd=areas.launch, sandbox=areas.policy())
+    ctx = ToolContext(launch=areas.launch, sandbox=areas.policy())
     assert await BashTool().execute({"command": "echo plain failure; exit 3"}, ctx) == "plain failure\n[exit code: 3]"
-    free = ToolContext(cwd=areas.launch)
+    free = ToolContext(launch=areas.launch)
     out = await BashTool().execute({"command": "echo x > /proc/version"}, free)  # denied without any sandbox
     assert "MAIA sandbox" not in out and out.endswith("[exit code: 1]")
 
 
 async def test_bash_tool_reports_a_sandbox_that_cannot_be_applied(areas: Areas) -> None:
-    ctx = ToolContext(cwd=areas.launch, sandbox=areas.policy(extra_roots=(areas.outside / "missing",)))
+    ctx = ToolContext(launch=areas.launch, sandbox=areas.policy(extra_roots=(areas.outside / "missing",)))
     out = await BashTool().execute({"command": "touch marker"}, ctx)
     assert out.startswith("[the command could not be started: the sandbox could not be applied: ")
     assert 'set "Sandbox": "off" in ~/.maia/settings.json' in out
@@ -67,7 +67,7 @@ async def test_custom_tool_runs_sandboxed_and_its_error_carries_the_line(areas: 
     (folder / "w.py").write_text("import sys\nopen(sys.argv[1], 'w').write('x')\nprint('wrote')\n")
     trust_folder(areas.launch, areas.launch / "home")  # a project's tools load in a folder the user trusted
     (tool,) = load_custom_tools(areas.launch, areas.launch / "home").tools
-    ctx = ToolContext(cwd=areas.launch, sandbox=areas.policy())
+    ctx = ToolContext(launch=areas.launch, sandbox=areas.policy())
     assert (await tool.execute({"path": str(areas.launch / "ok.txt")}, ctx)).strip() == "wrote"
     with pytest.raises(ToolError) as info:
         await tool.execute({"path": str(areas.outside / "no.txt")}, ctx)

@@ -37,7 +37,7 @@ async def test_the_model_is_told_even_when_the_command_exits_0(project: Path) ->
     policy = policy_from_settings(None, project)
     assert policy is not None
     out = await BashTool().execute(
-        {"command": "echo more >> AGENTS.md; echo done"}, ToolContext(cwd=project, sandbox=policy)
+        {"command": "echo more >> AGENTS.md; echo done"}, ToolContext(launch=project, sandbox=policy)
     )
     lines = out.splitlines()
     assert lines[-1] == "[exit code: 0]" and lines[-3] == "done"
@@ -50,7 +50,7 @@ async def test_read_only_mode_and_network_off(home: Path, project: Path, write_s
     write_settings(Sandbox="read-only", SandboxNetwork="off")
     policy = policy_from_settings(load_settings(home), project)
     assert policy is not None and policy.uses_namespaces
-    ctx = ToolContext(cwd=project, sandbox=policy)
+    ctx = ToolContext(launch=project, sandbox=policy)
     out = await BashTool().execute({"command": "touch x; grep -c : /proc/net/dev"}, ctx)
     assert not (project / "x").exists()
     lines = out.splitlines()
@@ -66,7 +66,7 @@ async def test_strict_without_bubblewrap_refuses_commands(
     settings = load_settings(home)
     policy = policy_from_settings(settings, project)
     assert policy is not None and policy.strict and not policy.uses_namespaces and policy.refusal
-    out = await BashTool().execute({"command": f"touch {project}/ran"}, ToolContext(cwd=project, sandbox=policy))
+    out = await BashTool().execute({"command": f"touch {project}/ran"}, ToolContext(launch=project, sandbox=policy))
     assert out.startswith("[the command could not be started: the sandbox could not be applied: ")
     assert '"Sandbox": "strict" needs the namespace sandbox' in out and "apt install bubblewrap" in out
     assert not (project / "ran").exists()
@@ -119,7 +119,7 @@ async def test_the_users_own_custom_tools_still_run_from_the_hidden_home(
     (tool,) = load_custom_tools(project, home).tools
     policy = policy_from_settings(load_settings(home), project)
     assert policy is not None and policy.uses_namespaces
-    out = await tool.execute({}, ToolContext(cwd=project, sandbox=policy))
+    out = await tool.execute({}, ToolContext(launch=project, sandbox=policy))
     assert out.startswith("hi\n")  # the tool's folder is visible, read-only; settings.json is not
     assert "LiteLLM_URL" not in out and (folder / "hi.sh").read_text().startswith("echo hi")
 
@@ -153,7 +153,7 @@ async def test_the_sandbox_command_lines_stay_short_and_no_descriptor_leaks(proj
     policy = policy_from_settings(None, project)
     assert policy is not None and policy.uses_namespaces
     out = await BashTool().execute(
-        {"command": "wc -c < /proc/1/cmdline; ls /proc/self/fd | wc -l"}, ToolContext(cwd=project, sandbox=policy)
+        {"command": "wc -c < /proc/1/cmdline; ls /proc/self/fd | wc -l"}, ToolContext(launch=project, sandbox=policy)
     )
     size, fds, status = out.splitlines()
     assert int(size) < 2000  # the launcher's bytecode came through a memory file, bwrap's options too

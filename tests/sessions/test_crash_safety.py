@@ -26,7 +26,7 @@ big = "x" * int(sys.argv[4])
 tag = sys.argv[5]
 for n in range(1, rounds + 1):
     messages = [Message("user", [TextBlock(f"{tag}:{n}:{i}:{big}")]) for i in range(n % 5 + 1)]
-    manager.update(messages=messages, pending=[f"{tag}:{n}"], start_context=None, model=tag, cwd=Path("."))
+    manager.update(messages=messages, pending=[f"{tag}:{n}"], start_context=None, model=tag, launch=Path("."))
     manager.save()
     print(n, flush=True)
 """

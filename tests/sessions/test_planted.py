@@ -182,7 +182,7 @@ def test_the_key_is_private_and_a_sessions_seal_is_the_same_at_every_save(projec
     seals = []
     for turn in ("one", "two"):
         manager.update(
-            messages=[Message("user", [TextBlock(turn)])], pending=[], start_context=None, model="m", cwd=project
+            messages=[Message("user", [TextBlock(turn)])], pending=[], start_context=None, model="m", launch=project
         )
         manager.save()
         seals.append(store.load("mine").seal)

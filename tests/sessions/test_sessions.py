@@ -107,7 +107,7 @@ def test_is_compacted() -> None:
 
 def test_roundtrip_keeps_every_block(store: SessionStore) -> None:
     session = SavedSession(
-        "talk", model="m", cwd="/p", messages=CONVERSATION, pending_context=["$ ls"], start_context="summary"
+        "talk", model="m", launch="/p", messages=CONVERSATION, pending_context=["$ ls"], start_context="summary"
     )
     assert store.write(session) == "talk"
     loaded = store.load("TALK")
@@ -170,7 +170,7 @@ def test_find_and_suggestions(store: SessionStore) -> None:
 def test_another_session_with_the_same_name_gets_a_suffix(store: SessionStore) -> None:
     first, second, third = (SessionManager(store, "same") for _ in range(3))
     for manager in (first, second, third):
-        manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=Path("/p"))
+        manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", launch=Path("/p"))
     assert first.save() == "same"
     assert second.save() == "same_2"
     assert third.save() == "same_3"
@@ -182,7 +182,7 @@ def test_another_session_with_the_same_name_gets_a_suffix(store: SessionStore) -
 def test_empty_sessions_are_never_saved_and_unchanged_ones_not_rewritten(store: SessionStore) -> None:
     manager = SessionManager(store, "s")
     assert manager.save() is None and store.names() == []
-    manager.update(messages=[], pending=[], start_context="summary only", model="m", cwd=Path("/p"))
+    manager.update(messages=[], pending=[], start_context="summary only", model="m", launch=Path("/p"))
     assert manager.save() == "s"
     stamp = store.path("s").stat().st_mtime_ns
     assert manager.save() is None
@@ -191,7 +191,7 @@ def test_empty_sessions_are_never_saved_and_unchanged_ones_not_rewritten(store: 
 
 def test_rename_takes_effect_at_save_and_removes_the_old_file(store: SessionStore) -> None:
     manager = SessionManager(store, "before")
-    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=Path("/p"))
+    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", launch=Path("/p"))
     manager.save()
     manager.rename("  after ")
     assert store.names() == ["before"]
@@ -258,7 +258,7 @@ def test_a_saved_session_leaves_git_status_clean(tmp_path: Path) -> None:
     git("commit", "-qm", "start")
     assert ensure_project_folders(repo) is None
     manager = SessionManager(SessionStore.for_launch(repo), "work")
-    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", cwd=repo)
+    manager.update(messages=CONVERSATION, pending=[], start_context=None, model="m", launch=repo)
     assert manager.save() == "work"
     manager.close()
     assert git("status", "--porcelain") == ""

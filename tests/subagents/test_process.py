@@ -39,7 +39,7 @@ def definition(home: Path, project: Path, name: str) -> AgentDefinition:
 
 
 def spec_for(agent: AgentDefinition, task: str, project: Path, home: Path, parent: str = "session_parent") -> ChildSpec:
-    return ChildSpec(definition=agent, task=task, cwd=project, home=home, model=MODEL, parent_session=parent)
+    return ChildSpec(definition=agent, task=task, launch=project, home=home, model=MODEL, parent_session=parent)
 
 
 async def wait_for(condition: Callable[[], bool], seconds: float = 60.0) -> None:
@@ -451,7 +451,7 @@ async def test_two_agents_in_one_answer_run_in_parallel(
     ui = Asker(reply)
     loaded = load_agents(home, project)
     tool = AgentTool(loaded.agents, home=home)
-    ctx = ToolContext(cwd=project, model=MODEL, ui=ui, session="session_p")
+    ctx = ToolContext(launch=project, model=MODEL, ui=ui, session="session_p")
     runner = ToolRunner({"Agent": tool}, ui, ctx)
     calls = [
         ToolUseBlock("1", "Agent", {"agent": "alpha", "task": "write a"}),
@@ -499,7 +499,7 @@ async def test_the_agent_tool_reports_a_failure_as_an_error_result(
     make_agent("rev")
     ui = Asker()
     tool = AgentTool(load_agents(home, project).agents, home=home)
-    runner = ToolRunner({"Agent": tool}, ui, ToolContext(cwd=project, model=MODEL, ui=ui))
+    runner = ToolRunner({"Agent": tool}, ui, ToolContext(launch=project, model=MODEL, ui=ui))
     outcome = await runner.run([ToolUseBlock("1", "Agent", {"agent": "rev", "task": "t"})])
     result = outcome.results[0]
     assert result.is_error and result.content.startswith('Sub-agent "rev" failed: LiteLLM answered HTTP 500')
@@ -526,7 +526,7 @@ async def test_a_fragment_picks_the_model_and_an_unknown_one_falls_back(
 
     ui = Asker()
     tool = AgentTool(load_agents(home, project).agents, home=home, list_models=models)
-    ctx = ToolContext(cwd=project, model="mock-litellm", ui=ui)
+    ctx = ToolContext(launch=project, model="mock-litellm", ui=ui)
     await tool.execute({"agent": "frag", "task": "t"}, ctx)
     await tool.execute({"agent": "lost", "task": "t"}, ctx)
     assert script.requests["frag"][0]["model"] == "scripted-anthropic"
@@ -546,7 +546,7 @@ async def test_ampersand_runs_the_agent_directly(
     result = await run_direct(
         invocation,
         load_agents(home, project).agents,
-        cwd=project,
+        launch=project,
         home=home,
         parent_model=MODEL,
         parent_session="s",
@@ -577,7 +577,7 @@ async def test_the_main_agent_loop_calls_a_sub_agent(
         system="You are MAIA.",
         tools={"Agent": AgentTool(agents, home=home)},
         ui=Asker(),  # type: ignore[arg-type]
-        cwd=project,
+        launch=project,
         permissions=lambda name, tool_input: explain(name, tool_input, {"allow": ["Agent(rev)"]}, project),
     )
     try:

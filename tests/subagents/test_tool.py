@@ -51,11 +51,11 @@ def test_spec_lists_the_agents(tmp_path: Path) -> None:
 async def test_no_nesting_and_no_unknown_agent(tmp_path: Path) -> None:
     tool = AgentTool(AGENTS, home=tmp_path)
     with pytest.raises(ToolError, match="A sub-agent cannot launch sub-agents"):
-        await tool.execute({"agent": "rev", "task": "t"}, ToolContext(cwd=tmp_path, depth=1))
+        await tool.execute({"agent": "rev", "task": "t"}, ToolContext(launch=tmp_path, depth=1))
     with pytest.raises(ToolError, match=r"Unknown sub-agent: who\. Available: rev, doc\."):
-        await tool.execute({"agent": "who", "task": "t"}, ToolContext(cwd=tmp_path))
+        await tool.execute({"agent": "who", "task": "t"}, ToolContext(launch=tmp_path))
     with pytest.raises(ToolError, match='Parameter "task" missing'):
-        await tool.execute({"agent": "rev"}, ToolContext(cwd=tmp_path))
+        await tool.execute({"agent": "rev"}, ToolContext(launch=tmp_path))
 
 
 def test_the_tool_exists_only_with_agents_and_at_the_top(tmp_path: Path) -> None:

@@ -167,13 +167,13 @@ async def test_values_are_single_arguments_never_shell_code(tmp_path: Path) -> N
     )
     (tool,) = load_custom_tools(tmp_path, tmp_path / "h").tools
     assert tool.permission == "ask"
-    out = await tool.execute({"text": "; rm -rf / $(id) `id` | cat > x"}, ToolContext(cwd=tmp_path))
+    out = await tool.execute({"text": "; rm -rf / $(id) `id` | cat > x"}, ToolContext(launch=tmp_path))
     data = json.loads(out)
     assert data["argv"] == ["--label", "a b", "; rm -rf / $(id) `id` | cat > x", "--n=3"]
     assert data["cwd"] == str(path.parent)
     assert data["maia_cwd"] == str(tmp_path) and data["tool_dir"] == str(path.parent)
     assert not (path.parent / "x").exists()
-    numbers = json.loads(await tool.execute({"text": "t", "n": 2.0}, ToolContext(cwd=tmp_path)))
+    numbers = json.loads(await tool.execute({"text": "t", "n": 2.0}, ToolContext(launch=tmp_path)))
     assert numbers["argv"][-1] == "--n=2"
 
 
@@ -181,7 +181,7 @@ async def test_required_parameter_missing(tmp_path: Path) -> None:
     with_script(make_tool(tmp_path / ".maia" / "tools", "echo", echo_definition()))
     (tool,) = load_custom_tools(tmp_path, tmp_path / "h").tools
     with pytest.raises(ToolError, match='Parameter "text" is required'):
-        await tool.execute({}, ToolContext(cwd=tmp_path))
+        await tool.execute({}, ToolContext(launch=tmp_path))
     assert tool.spec.input_schema["required"] == ["text"]
 
 
@@ -194,7 +194,7 @@ async def test_non_zero_exit_is_an_error_with_stderr(tmp_path: Path) -> None:
     )
     (tool,) = load_custom_tools(tmp_path, tmp_path / "h").tools
     with pytest.raises(ToolError) as info:
-        await tool.execute({}, ToolContext(cwd=tmp_path))
+        await tool.execute({}, ToolContext(launch=tmp_path))
     assert str(info.value) == "[exit code: 3]\nit broke"
 
 
@@ -202,14 +202,14 @@ async def test_program_not_found(tmp_path: Path) -> None:
     make_tool(tmp_path / ".maia" / "tools", "ghost", {"description": "d", "command": {"run": "./missing-program"}})
     (tool,) = load_custom_tools(tmp_path, tmp_path / "h").tools
     with pytest.raises(ToolError, match="the program could not be started"):
-        await tool.execute({}, ToolContext(cwd=tmp_path))
+        await tool.execute({}, ToolContext(launch=tmp_path))
 
 
 async def test_output_is_cut_at_30000_characters(tmp_path: Path) -> None:
     path = make_tool(tmp_path / ".maia" / "tools", "big", {"description": "d", "command": {"run": "python3 ./big.py"}})
     (path.parent / "big.py").write_text("print('h' * 20000 + 'm' * 20000 + 't' * 20000)\n")
     (tool,) = load_custom_tools(tmp_path, tmp_path / "h").tools
-    out = await tool.execute({}, ToolContext(cwd=tmp_path))
+    out = await tool.execute({}, ToolContext(launch=tmp_path))
     assert len(out) <= 30_000 and out.startswith("hhh") and out.rstrip().endswith("ttt")
 
 
@@ -219,8 +219,8 @@ async def test_the_addition_example(tmp_path: Path) -> None:
     assert loaded.warnings == []
     (tool,) = loaded.tools
     assert isinstance(tool, CustomTool) and tool.spec.name == "Addition"
-    assert await tool.execute({"param1": 2, "param2": 3.5}, ToolContext(cwd=tmp_path)) == "5.5\n"
-    assert await tool.execute({}, ToolContext(cwd=tmp_path)) == "0\n"
+    assert await tool.execute({"param1": 2, "param2": 3.5}, ToolContext(launch=tmp_path)) == "5.5\n"
+    assert await tool.execute({}, ToolContext(launch=tmp_path)) == "0\n"
 
 
 def _addition(tmp_path: Path) -> CustomTool:

@@ -19,7 +19,7 @@ from maia.tools.write import WriteTool
 
 
 def ctx(path: Path, model: str | None = None) -> ToolContext:
-    return ToolContext(cwd=path, model=model)
+    return ToolContext(launch=path, model=model)
 
 
 async def test_read_numbers_lines_six_columns_and_tab(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def layout(tmp_path: Path) -> tuple[Path, Path, ToolContext]:
     def check(tool: str, tool_input: object) -> object:
         return explain(tool, tool_input, RULES, project)  # type: ignore[arg-type]
 
-    ctx = ToolContext(cwd=project, permissions=check)  # type: ignore[arg-type]
+    ctx = ToolContext(launch=project, permissions=check)  # type: ignore[arg-type]
     return project, outside, ctx
 
 
@@ -176,7 +176,7 @@ async def test_a_hard_link_to_a_read_denied_file_is_left_out_of_grep_and_glob(tm
         def check(tool: str, tool_input: object, rules: dict[str, list[str]] = rules) -> object:
             return explain(tool, tool_input, rules, project)  # type: ignore[arg-type]
 
-        ctx = ToolContext(cwd=project, permissions=check)  # type: ignore[arg-type]
+        ctx = ToolContext(launch=project, permissions=check)  # type: ignore[arg-type]
         found = await GrepTool().execute({"pattern": "sk-", "output_mode": "content"}, ctx)
         assert "sk-hardlinked" not in found and "left out" in found
         listed = await GlobTool().execute({"pattern": "*.txt"}, ctx)

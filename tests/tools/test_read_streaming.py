@@ -49,7 +49,7 @@ SAMPLES = [
 async def test_same_text_as_the_whole_file(tmp_path: Path, data: bytes, offset: int, limit: int) -> None:
     (tmp_path / "f.txt").write_bytes(data)
     expected = whole_file_reference(data, offset, limit)
-    call = ReadTool().execute({"path": "f.txt", "offset": offset, "limit": limit}, ToolContext(cwd=tmp_path))
+    call = ReadTool().execute({"path": "f.txt", "offset": offset, "limit": limit}, ToolContext(launch=tmp_path))
     if expected is None:
         with pytest.raises(ToolError, match=r"past its end|is empty"):
             await call
@@ -84,7 +84,7 @@ def test_slices_of_any_size_give_the_same_lines() -> None:
 async def test_long_lines_are_cut_and_say_so(tmp_path: Path) -> None:
     line = "é" * 1500 + "x" * 3000
     (tmp_path / "min.js").write_text(f"short\n{line}\nafter\n")
-    out = await ReadTool().execute({"path": "min.js"}, ToolContext(cwd=tmp_path))
+    out = await ReadTool().execute({"path": "min.js"}, ToolContext(launch=tmp_path))
     rows = out.splitlines()
     assert rows[0] == "     1\tshort"
     assert rows[1] == f"     2\t{line[:MAX_LINE_CHARS]}… [line cut at 2,000 characters; it is 6,000 bytes long]"
@@ -102,7 +102,7 @@ async def test_a_huge_file_is_never_loaded(tmp_path: Path) -> None:
     with log.open("wb") as handle:
         for _ in range(40):
             handle.write(b"".join(b"2024-01-01 INFO line %07d of the log\n" % n for n in range(30_000)))
-    tool, ctx = ReadTool(), ToolContext(cwd=tmp_path)
+    tool, ctx = ReadTool(), ToolContext(launch=tmp_path)
     tracemalloc.start()
     try:
         cut = await tool.execute({"path": "bundle.js"}, ctx)
@@ -132,4 +132,4 @@ async def test_special_files_stop_at_the_binary_check(tmp_path: Path) -> None:
     if not Path("/dev/zero").exists():
         pytest.skip("no /dev/zero")
     with pytest.raises(ToolError, match="binary file"):
-        await ReadTool().execute({"path": "/dev/zero"}, ToolContext(cwd=tmp_path))
+        await ReadTool().execute({"path": "/dev/zero"}, ToolContext(launch=tmp_path))

@@ -40,7 +40,7 @@ class Deploy:
     def describe(self, tool_input: Mapping[str, Any]) -> str:
         return str(tool_input.get("target", ""))
 
-    def lock_key(self, tool_input: Mapping[str, Any], cwd: Path) -> str | None:
+    def lock_key(self, tool_input: Mapping[str, Any], launch: Path) -> str | None:
         return None
 
     def subject(self, tool_input: Mapping[str, Any]) -> Subject:

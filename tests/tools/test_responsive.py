@@ -70,7 +70,7 @@ async def test_a_full_grep_keeps_the_loop_free(big_tree: Path, engine: str, monk
     if engine == "python":
         monkeypatch.setenv("MAIA_SEARCH_ENGINE", "python")
     call = GrepTool().execute(
-        {"pattern": "needle", "output_mode": "content", "head_limit": 0}, ToolContext(cwd=big_tree)
+        {"pattern": "needle", "output_mode": "content", "head_limit": 0}, ToolContext(launch=big_tree)
     )
     text, pauses, duration = await watch(call)
     assert text.count("\n") + 1 == 120 * 3000
@@ -81,7 +81,7 @@ async def test_a_read_deep_in_a_big_file_keeps_the_loop_free(tmp_path: Path) -> 
     with (tmp_path / "big.log").open("wb") as handle:
         for _ in range(120):
             handle.write(b"2024-01-01 INFO a line of an ordinary log file\n" * 20_000)
-    call = ReadTool().execute({"path": "big.log", "offset": 2_399_000, "limit": 5}, ToolContext(cwd=tmp_path))
+    call = ReadTool().execute({"path": "big.log", "offset": 2_399_000, "limit": 5}, ToolContext(launch=tmp_path))
     text, pauses, duration = await watch(call)
     assert text.startswith("2399000\t2024-01-01 INFO")
     assert_responsive(pauses, duration)

@@ -24,7 +24,7 @@ PAGE = """<!doctype html><html><head><title>The  Title</title><style>body{color:
 
 
 async def fetch(url: str, **extra: object) -> str:
-    return await WebFetchTool().execute({"url": url, **extra}, ToolContext(cwd=Path(".")))
+    return await WebFetchTool().execute({"url": url, **extra}, ToolContext(launch=Path(".")))
 
 
 async def test_html_becomes_markdown_with_header(httpserver: HTTPServer) -> None:

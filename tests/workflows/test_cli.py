@@ -191,7 +191,7 @@ def test_the_example_workflow_loads(home: Path, project: Path) -> None:
     loaded = load_orchestrator(example, home, project)
     assert loaded.warnings == [] and loaded.agent_warnings == []
     assert (loaded.name, loaded.timeout, loaded.permission_mode) == ("release_notes", 1800.0, "wait")
-    assert loaded.layout.agents_dir == example.parent and loaded.layout.cwd == project
+    assert loaded.layout.agents_dir == example.parent and loaded.layout.launch == project
     assert sorted(loaded.agents) == ["changes_collector", "docs_auditor"]
     assert loaded.mentioned == ["changes_collector", "docs_auditor"]
 

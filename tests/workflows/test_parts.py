@@ -57,10 +57,10 @@ def test_layout(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     inside = project / ".maia" / "agents" / "boss" / "AGENT.md"
     assert orchestrator_layout(inside, tmp_path / "elsewhere") == orchestrator_layout(inside, tmp_path)
-    assert orchestrator_layout(inside, tmp_path).cwd == project
+    assert orchestrator_layout(inside, tmp_path).launch == project
     outside = tmp_path / "flows" / "boss" / "AGENT.md"
     layout = orchestrator_layout(outside, tmp_path / "launch")
-    assert (layout.agents_dir, layout.cwd) == (tmp_path / "flows", tmp_path / "launch")
+    assert (layout.agents_dir, layout.launch) == (tmp_path / "flows", tmp_path / "launch")
 
 
 def write(path: Path, text: str) -> Path:
