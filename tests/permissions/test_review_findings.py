@@ -1,0 +1,80 @@
+"""REVIEW FINDINGS (adversarial pass after permspeed/permdata/trustfix/startcost): commands the engine
+allows with ordinary narrow rules although they write what a deny rule names. Each row is decided,
+then run under real bash in a scratch repository to prove it does what the comment says.
+
+These tests FAIL until the engine is fixed; the integrator fixes them or hands them on.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from maia.permissions import explain
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=repo, check=True, capture_output=True
+    )
+
+
+def _shipped_link(repo: Path) -> None:
+    """A repository that ships a tracked symbolic link ``evil -> .env`` (the user's .env is untracked)."""
+    _git(repo, "init", "-q", "-b", "main", ".")
+    (repo / ".env").write_text("SECRET\n")
+    (repo / ".gitignore").write_text(".env\n")
+    os.symlink(".env", repo / "evil")
+    _git(repo, "add", "evil", ".gitignore")
+    _git(repo, "commit", "-qm", "base")
+
+
+def _env_written(repo: Path) -> bool:
+    return "PWNED" in (repo / ".env").read_text()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One command: its rules, how the scratch repository is made, how bash proves the harm."""
+
+    command: str
+    rules: dict[str, list[str]]
+    setup: Callable[[Path], None]
+    proof: Callable[[Path], bool]
+
+
+ROWS = [
+    # git mv moves a shipped link under a new name: the redirection after it writes through the link.
+    # `mv evil safe` is denied (mv's table says it writes its source); git mv's table says nothing.
+    Row(
+        "git mv evil safe; echo PWNED > safe",
+        {"allow": ["Bash(git mv *)", "Bash(echo *)", "Write(**)"], "deny": ["Write(.env)"]},
+        _shipped_link,
+        _env_written,
+    ),
+    Row(
+        "git mv evil safe && echo PWNED >> safe",
+        {"allow": ["Bash(git *)", "Bash(echo *)", "Write(**)"], "deny": ["Write(.env)"]},
+        _shipped_link,
+        _env_written,
+    ),
+]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.command[:60])
+def test_review_not_allowed(row: Row, tmp_path: Path) -> None:
+    row.setup(tmp_path)
+    decision = explain("Bash", {"command": row.command}, row.rules, tmp_path)
+    assert decision.verdict.value != "allow", decision.reason
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.command[:60])
+def test_review_real_bash_does_what_the_row_says(row: Row, tmp_path: Path) -> None:
+    row.setup(tmp_path)
+    subprocess.run(["bash", "-c", row.command], cwd=tmp_path, capture_output=True, timeout=30)
+    assert row.proof(tmp_path)
