@@ -38,6 +38,27 @@ def _env_written(repo: Path) -> bool:
     return "PWNED" in (repo / ".env").read_text()
 
 
+def _files(repo: Path) -> None:
+    """A repository with a tracked file ``a``, an untracked ignored ``.env``, a patch that rewrites
+    ``.env`` and ``.env.gz`` holding other text."""
+    _git(repo, "init", "-q", "-b", "main", ".")
+    (repo / ".env").write_text("SECRET\n")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / "a").write_text("PWNED\n")
+    (repo / "p").write_text("--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-SECRET\n+PWNED\n")
+    subprocess.run(["gzip", "-c"], input=b"PWNED\n", stdout=(repo / ".env.gz").open("wb"), check=True)
+    _git(repo, "add", "a", ".gitignore")
+    _git(repo, "commit", "-qm", "base")
+
+
+def _env_changed(repo: Path) -> bool:
+    return not (repo / ".env").exists() or (repo / ".env").read_text(errors="replace") != "SECRET\n"
+
+
+def _deny_env(program: str) -> dict[str, list[str]]:
+    return {"allow": [f"Bash({program} *)"], "deny": ["Write(.env)"]}
+
+
 @dataclass(frozen=True)
 class Row:
     """One command: its rules, how the scratch repository is made, how bash proves the harm."""
@@ -63,6 +84,24 @@ ROWS = [
         _shipped_link,
         _env_written,
     ),
+    # --- spellings the tables misread (uniq -f 1 a .env, shuf -o .env -e a… are denied) -------------
+    # GNU long options with a required value take the next word: `--skip-fields 1` is read as a flag,
+    # so `1 a` are taken for the input and output and .env is never seen
+    Row("uniq --skip-fields 1 a .env", _deny_env("uniq"), _files, _env_changed),
+    Row("uniq --skip-chars 1 a .env", _deny_env("uniq"), _files, _env_changed),
+    Row("uniq --check-chars 9 a .env", _deny_env("uniq"), _files, _env_changed),
+    # shuf -e is a flag (operands are the lines): -o after it is missed
+    Row("shuf -e -o .env a", _deny_env("shuf"), _files, _env_changed),
+    Row("shuf -eo .env a", _deny_env("shuf"), _files, _env_changed),
+    # patch FILE PATCHFILE after a long option taking a value
+    Row("patch --strip 1 .env p", _deny_env("patch"), _files, _env_changed),
+    Row("patch --fuzz 1 .env p", _deny_env("patch"), _files, _env_changed),
+    # gzip -d writes the name without its suffix (-f: over an existing file)
+    Row("gzip -df .env.gz", _deny_env("gzip"), _files, _env_changed),
+    # git subcommands that write or remove files their words name
+    Row("git bundle create .env HEAD", _deny_env("git"), _files, _env_changed),
+    Row("git clean -fx .env", _deny_env("git"), _files, _env_changed),
+    Row("git mv -f a .env", _deny_env("git"), _files, _env_changed),
 ]
 
 
