@@ -681,7 +681,29 @@ def _rsync(args: Sequence[str], _launch: Path | None) -> list[Target]:
 
 def _patch(args: Sequence[str], _launch: Path | None) -> list[Target]:
     options, operands = _operands(
-        args, OptionSpec(short_value="oidpDFBrVYzgiX", long_value=frozenset({"--output", "--directory", "--input"}))
+        args,
+        OptionSpec(
+            short_value="oidpDFBrVYzgiX",
+            long_value=frozenset(
+                {
+                    "--output",
+                    "--directory",
+                    "--input",
+                    "--strip",
+                    "--fuzz",
+                    "--suffix",
+                    "--prefix",
+                    "--basename-prefix",
+                    "--reject-file",
+                    "--ifdef",
+                    "--get",
+                    "--quoting-style",
+                    "--version-control",
+                    "--reject-format",
+                    "--read-only",
+                }
+            ),
+        ),
     )
     out = options.get("-o") or options.get("--output")
     if out:
@@ -981,7 +1003,19 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
     options, operands = _operands(args, OptionSpec(short_value="S", long_value=frozenset({"--suffix"})))
     if set(options) & {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"}:
         return []
-    return [Target(o) for o in operands if o != "-"]
+    suffix = options.get("-S") or options.get("--suffix")
+    suffixes = (*((str(suffix),) if suffix else ()), *_COMPRESSED_SUFFIXES)
+    found = []
+    for operand in operands:
+        if operand == "-":
+            continue
+        found.append(Target(operand))  # compressed (then removed), or decompressed (then removed)
+        # decompressing writes the name without its suffix (gzip -df .env.gz writes .env)
+        found.extend(Target(operand[: -len(s)]) for s in suffixes if len(operand) > len(s) and operand.endswith(s))
+    return found
+
+
+_COMPRESSED_SUFFIXES = (".gz", ".z", "-gz", "-z", "_z", ".Z", ".bz2", ".bz", ".xz", ".lzma", ".zst", ".lz")
 
 
 _KUBE_DANGERS = OptionDangers(
@@ -1637,8 +1671,10 @@ TABLES: tuple[Table, ...] = (
             ]
         ),
         complete=True,
-        writes=_nth_operand(OptionSpec(short_value="fsw", long_value=frozenset()), 1),
-        match=("uniq data.txt .env", "uniq -c a b"),
+        writes=_nth_operand(
+            OptionSpec(short_value="fsw", long_value=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})), 1
+        ),
+        match=("uniq data.txt .env", "uniq -c a b", "uniq --skip-fields 1 a .env", "uniq --check-c 2 a .env"),
         not_match=("uniq data.txt", "uniq -c -"),
     ),
     Table(
@@ -1658,10 +1694,14 @@ TABLES: tuple[Table, ...] = (
         complete=True,
         dangerous=frozenset({"--output"}),
         writes=_option_values(
-            OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
+            # (-e is a flag: the operands are the lines to shuffle)
+            OptionSpec(
+                short_value="ino",
+                long_value=frozenset({"--output", "--head-count", "--input-range", "--random-source"}),
+            ),
             ("-o", "--output"),
         ),
-        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a"),
+        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a", "shuf -e -o .env a", "shuf -eo .env a"),
         not_match=("shuf -n1 a",),
     ),
     Table(
@@ -1919,7 +1959,7 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma", "unlzma", "compress"),
         writes=_gzip_like,
-        match=("gzip .env", "gunzip a.gz"),
+        match=("gzip .env", "gunzip a.gz", "gzip -df .env.gz"),
         not_match=("gzip -c a", "gunzip -l a.gz", "zstd -c a"),
     ),
     Table(
