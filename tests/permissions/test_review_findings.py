@@ -59,6 +59,30 @@ def _deny_env(program: str) -> dict[str, list[str]]:
     return {"allow": [f"Bash({program} *)"], "deny": ["Write(.env)"]}
 
 
+def _branches(repo: Path) -> None:
+    """A repository with a branch ``victim``, a tag ``t1`` and a local setting ``x.y``."""
+    _files(repo)
+    _git(repo, "branch", "victim")
+    _git(repo, "tag", "t1")
+    _git(repo, "config", "x.y", "1")
+
+
+def _git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True).stdout
+
+
+def _no_branch(repo: Path) -> bool:
+    return "victim" not in _git_out(repo, "branch", "--list", "victim")
+
+
+def _no_tag(repo: Path) -> bool:
+    return "t1" not in _git_out(repo, "tag", "--list", "t1")
+
+
+def _no_setting(repo: Path) -> bool:
+    return _git_out(repo, "config", "x.y").strip() == ""
+
+
 @dataclass(frozen=True)
 class Row:
     """One command: its rules, how the scratch repository is made, how bash proves the harm."""
@@ -102,6 +126,13 @@ ROWS = [
     Row("git bundle create .env HEAD", _deny_env("git"), _files, _env_changed),
     Row("git clean -fx .env", _deny_env("git"), _files, _env_changed),
     Row("git mv -f a .env", _deny_env("git"), _files, _env_changed),
+    # --- git's parse-options takes any unambiguous prefix of a long option (issue 26, item 1): the
+    # subcommands' dangers are matched by their exact names only (`git branch --delete x` asks)
+    Row("git branch --del victim", {"allow": ["Bash(git branch *)"]}, _branches, _no_branch),
+    Row("git branch --delet victim", {"allow": ["Bash(git branch *)"]}, _branches, _no_branch),
+    Row("git branch --mov victim other", {"allow": ["Bash(git branch *)"]}, _branches, _no_branch),
+    Row("git tag --dele t1", {"allow": ["Bash(git tag *)"]}, _branches, _no_tag),
+    Row("git config --unset-a x.y", {"allow": ["Bash(git config *)"]}, _branches, _no_setting),
 ]
 
 
