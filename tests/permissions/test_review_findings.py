@@ -83,6 +83,22 @@ def _no_setting(repo: Path) -> bool:
     return _git_out(repo, "config", "x.y").strip() == ""
 
 
+def _link_branch(repo: Path) -> None:
+    """``main`` holds a plain file ``safe``; branch ``b`` makes ``safe`` a link to the untracked .env; the
+    user's own git configuration (``user.gitconfig``, passed as GIT_CONFIG_GLOBAL) has ``co = checkout``."""
+    _files(repo)
+    (repo / "safe").write_text("plain\n")
+    _git(repo, "add", "safe")
+    _git(repo, "commit", "-qm", "safe")
+    _git(repo, "checkout", "-qb", "b")
+    (repo / "safe").unlink()
+    os.symlink(".env", repo / "safe")
+    _git(repo, "add", "safe")
+    _git(repo, "commit", "-qm", "link")
+    _git(repo, "checkout", "-q", "main")
+    (repo / "user.gitconfig").write_text("[alias]\n\tco = checkout\n")
+
+
 @dataclass(frozen=True)
 class Row:
     """One command: its rules, how the scratch repository is made, how bash proves the harm."""
@@ -133,6 +149,14 @@ ROWS = [
     Row("git branch --mov victim other", {"allow": ["Bash(git branch *)"]}, _branches, _no_branch),
     Row("git tag --dele t1", {"allow": ["Bash(git tag *)"]}, _branches, _no_tag),
     Row("git config --unset-a x.y", {"allow": ["Bash(git config *)"]}, _branches, _no_setting),
+    # --- a git subcommand the tables do not know (a user's alias, git-subtree, git-lfs…) is taken for
+    # one that makes no links: `git checkout b; echo … > safe` asks, the alias of it is allowed
+    Row(
+        "git co b; echo PWNED > safe",
+        {"allow": ["Bash(git *)", "Bash(echo *)", "Write(**)"], "deny": ["Write(.env)"]},
+        _link_branch,
+        _env_written,
+    ),
 ]
 
 
@@ -146,5 +170,6 @@ def test_review_not_allowed(row: Row, tmp_path: Path) -> None:
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.command[:60])
 def test_review_real_bash_does_what_the_row_says(row: Row, tmp_path: Path) -> None:
     row.setup(tmp_path)
-    subprocess.run(["bash", "-c", row.command], cwd=tmp_path, capture_output=True, timeout=30)
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(tmp_path / "user.gitconfig")}
+    subprocess.run(["bash", "-c", row.command], cwd=tmp_path, capture_output=True, timeout=30, env=env)
     assert row.proof(tmp_path)
