@@ -1285,6 +1285,32 @@ def _judge_subcommands(args: list[str], subs: tables.Subcommands, name: str, lau
         found += _judge_options(tail, own, name, launch, sub)
         if own.itself:
             found.append(Danger(sub, own.itself, key=f"sub:{sub}/itself"))
+    if subs.abbreviated:
+        found += _abbreviated_dangers(tail, subs, own, name, sub)
+    return found
+
+
+def _abbreviated_dangers(
+    tail: Sequence[str], subs: tables.Subcommands, own: tables.OptionDangers | None, name: str, sub: str
+) -> list[Danger]:
+    """A subcommand's long options written as a prefix of a dangerous one (``git branch --del``): the
+    program may read it as that option (ambiguous, it refuses; a doubt asks all the same)."""
+    table = tables.BY_NAME.get(name)
+    real = table.long if table is not None else frozenset()  # real options that start a dangerous one
+    found = []
+    for arg in tail:
+        if arg == "--":
+            break
+        head = arg.split("=", 1)[0]
+        if not head.startswith("--") or len(head) < 3 or head in real:
+            continue
+        for options in (subs.every, own):
+            if options is None:
+                continue
+            for option in sorted(options.long):
+                if option != head and option.startswith(head):
+                    why = f"{head} is how {name} {sub} may read {option}: " + _why(options.long_why, sub)
+                    found.append(Danger(option, why, key=f"sub:{sub}/long:{option}"))
     return found
 
 
@@ -1524,6 +1550,8 @@ _GIT_TREE_WRITERS = frozenset(
         "read-tree",
         "checkout-index",
         "sparse-checkout",
+        "mv",  # moves a link into place, like mv
+        "bisect",  # checks out the commits it tries
     }
 )
 
@@ -1539,10 +1567,17 @@ def may_create_links(part: Part) -> bool:
     if name in _LINK_MAKERS:
         return True
     if name == "git":
-        if _GIT_TREE_WRITERS.isdisjoint(part.words):
-            return False  # (each form's second word is one of the part's words: none can be a writer)
-        forms = subcommand_forms(part.words, for_allow=False) or [part.words]
-        return any(len(form) > 1 and form[1] in _GIT_TREE_WRITERS for form in [part.words, *forms])
+        words = part.words
+        if len(words) < 2 or (words[1] in tables.GIT_LINKLESS_SUBCOMMANDS and words[1] not in _GIT_TREE_WRITERS):
+            return False  # the common case: git status, git log
+        forms = subcommand_forms(words, for_allow=False) or [words]
+        # a writer, or a subcommand git's tables do not know (an alias, an external git-lfs): it may
+        return any(
+            len(form) > 1
+            and not form[1].startswith("-")
+            and (form[1] in _GIT_TREE_WRITERS or form[1] not in tables.GIT_LINKLESS_SUBCOMMANDS)
+            for form in [words, *forms]
+        )
     return False
 
 

@@ -238,6 +238,9 @@ class Subcommands:
     spec: OptionSpec
     every: OptionDangers = field(default_factory=OptionDangers)
     each: Mapping[str, OptionDangers] = field(default_factory=dict)
+    # the subcommands take any unambiguous prefix of a long option (git's parse-options: ``git branch
+    # --del`` is ``--delete``): a prefix of a dangerous option is read as it (Go's and clap's do not)
+    abbreviated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -809,6 +812,8 @@ def _git_config(args: Sequence[str]) -> list[Target]:
         stop_at_operand=False,
     )
     names = {n.split("=", 1)[0] for n, _v in scan.options}
+    # git takes any unambiguous prefix of a long option: --unset-a is --unset-all (a doubt is a write)
+    names |= {w for n in names if n.startswith("--") and len(n) > 2 for w in _GIT_CONFIG_WRITES if w.startswith(n)}
     values = dict(scan.options)
     operands = list(scan.rest)
     action = (
@@ -883,6 +888,36 @@ def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
     return []
 
 
+def _git_mv(tail: Sequence[str], launch: Path | None) -> list[Target]:
+    """git mv SOURCE… DEST: every source (removed) and the destination, or the names moved into it."""
+    _options, operands = _operands([a for a in tail if a != "--"], OptionSpec(long_flags=None))
+    if len(operands) < 2:
+        return [Target(p) for p in operands]
+    *sources, dest = operands
+    found = [Target(p) for p in operands]
+    if len(sources) > 1 or _is_folder(dest, launch):
+        found += _into(dest, sources, launch)
+    return found
+
+
+def _git_bundle(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git bundle create FILE …: the bundle file."""
+    _options, operands = _operands(tail, OptionSpec(long_flags=None))
+    return [Target(operands[1])] if operands[:1] == ["create"] and len(operands) > 1 else []
+
+
+def _git_clean(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git clean: the paths it removes (every untracked file of the tree without a path)."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    options, operands = _operands(
+        tail[:dash] if dash >= 0 else tail, OptionSpec(short_value="e", long_value=frozenset({"--exclude"}))
+    )
+    if "-n" in options or "--dry-run" in options:
+        return []
+    paths = operands + (list(tail[dash + 1 :]) if dash >= 0 else [])
+    return [Target(p, tree=True) for p in paths] or [Target(".", tree=True)]
+
+
 def _by_subcommand(
     spec: OptionSpec, every: Writes | None, each: Mapping[str, Writes], every_starts: tuple[str, ...] = ()
 ) -> Writes:
@@ -912,6 +947,20 @@ def _by_subcommand(
 _MAY_WRITE: dict[Writes, Callable[[Sequence[str]], bool]] = {}
 
 
+# git's own subcommands that never create a link in the work tree nor move one into place: any other
+# word is a writer (programs.py) or a subcommand MAIA does not know (the user's alias ``co = checkout``,
+# an external git-lfs or git-subtree), which may make links
+GIT_LINKLESS_SUBCOMMANDS = frozenset(
+    (
+        "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
+        "whatchanged range-diff cherry add commit fetch push branch tag config remote init blame shortlog "
+        "reflog notes gc fsck prune repack show-ref symbolic-ref update-ref rev-list cat-file hash-object "
+        "for-each-ref name-rev format-patch archive bundle rm clean send-email request-pull verify-commit "
+        "verify-tag check-ignore check-attr diff-tree diff-files diff-index ls-remote var maintenance"
+    ).split()
+)
+
+
 # git's written files: data per subcommand, each entry a reader above or a combinator
 _GIT_WRITES = _by_subcommand(
     GIT_GLOBAL_OPTIONS,
@@ -919,7 +968,9 @@ _GIT_WRITES = _by_subcommand(
     every_starts=("--o",),  # --output and its prefixes
     each={
         "archive": _option_values(OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
-        "bundle": _option_values(OptionSpec(short_value="o"), ("-o",)),
+        "bundle": _git_bundle,
+        "mv": _git_mv,
+        "clean": _git_clean,
         "config": lambda tail, _launch: _git_config(tail),
         "checkout": _git_checkout,
         "restore": _git_restore,
@@ -1294,6 +1345,7 @@ TABLES: tuple[Table, ...] = (
                     long_why="git send-email runs the mail program it is given",
                 ),
             },
+            abbreviated=True,
         ),
         match=(
             "git log --output=.env -1",
@@ -1372,6 +1424,16 @@ TABLES: tuple[Table, ...] = (
             "git instaweb --browser=x",
             "git send-email --smtp-server=/tmp/x a.patch",
             "git send-email --sendmail-cmd=x a.patch",
+            # long options in any unambiguous prefix (git's parse-options)
+            "git branch --del x",
+            "git branch --mov x y",
+            "git tag --dele t",
+            "git commit --fil=msg",
+            "git config --unset-a x.y",
+            # subcommands that write the files they name
+            "git mv a b",
+            "git bundle create out.bundle HEAD",
+            "git clean -fx x",
         ),
         not_match=(
             "git status",
