@@ -950,15 +950,14 @@ _MAY_WRITE: dict[Writes, Callable[[Sequence[str]], bool]] = {}
 # git's own subcommands that never create a link in the work tree nor move one into place: any other
 # word is a writer (programs.py) or a subcommand MAIA does not know (the user's alias ``co = checkout``,
 # an external git-lfs or git-subtree), which may make links
-GIT_LINKLESS_SUBCOMMANDS = frozenset(
-    (
-        "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
-        "whatchanged range-diff cherry add commit fetch push branch tag config remote init blame shortlog "
-        "reflog notes gc fsck prune repack show-ref symbolic-ref update-ref rev-list cat-file hash-object "
-        "for-each-ref name-rev format-patch archive bundle rm clean send-email request-pull verify-commit "
-        "verify-tag check-ignore check-attr diff-tree diff-files diff-index ls-remote var maintenance"
-    ).split()
+_GIT_LINKLESS = (
+    "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
+    "whatchanged range-diff cherry add commit fetch push branch tag config remote init blame shortlog "
+    "reflog notes gc fsck prune repack show-ref symbolic-ref update-ref rev-list cat-file hash-object "
+    "for-each-ref name-rev format-patch archive bundle rm clean send-email request-pull verify-commit "
+    "verify-tag check-ignore check-attr diff-tree diff-files diff-index ls-remote var maintenance"
 )
+GIT_LINKLESS_SUBCOMMANDS = frozenset(_GIT_LINKLESS.split())
 
 
 # git's written files: data per subcommand, each entry a reader above or a combinator

@@ -1,8 +1,6 @@
-"""REVIEW FINDINGS (adversarial pass after permspeed/permdata/trustfix/startcost): commands the engine
-allows with ordinary narrow rules although they write what a deny rule names. Each row is decided,
+"""Commands an adversarial review found allowed with ordinary narrow rules although they write what a
+deny rule names (or change what a narrow rule does not cover). Each row is decided (never allowed),
 then run under real bash in a scratch repository to prove it does what the comment says.
-
-These tests FAIL until the engine is fixed; the integrator fixes them or hands them on.
 """
 
 from __future__ import annotations
@@ -161,14 +159,14 @@ ROWS = [
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.command[:60])
-def test_review_not_allowed(row: Row, tmp_path: Path) -> None:
+def test_not_allowed(row: Row, tmp_path: Path) -> None:
     row.setup(tmp_path)
     decision = explain("Bash", {"command": row.command}, row.rules, tmp_path)
     assert decision.verdict.value != "allow", decision.reason
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.command[:60])
-def test_review_real_bash_does_what_the_row_says(row: Row, tmp_path: Path) -> None:
+def test_real_bash_does_what_the_row_says(row: Row, tmp_path: Path) -> None:
     row.setup(tmp_path)
     env = {**os.environ, "GIT_CONFIG_GLOBAL": str(tmp_path / "user.gitconfig")}
     subprocess.run(["bash", "-c", row.command], cwd=tmp_path, capture_output=True, timeout=30, env=env)
