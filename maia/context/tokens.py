@@ -126,6 +126,12 @@ def block_text(block: ContentBlock) -> str:
     return block.content
 
 
+def _utf8_size(text: str) -> int:
+    """The UTF-8 bytes of a text; a lone surrogate (from a model, a tool, a server) counts three, as the
+    U+FFFD tiktoken puts in its place."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class TokenCounter:
     """Counts a context (§13.1) and remembers every block's count, so a recount costs lookups only.
 
@@ -215,12 +221,12 @@ class TokenCounter:
         """
         if self._count is not count_text or ready():
             return False
-        total = len(system.encode()) + (len(tools_json(tools).encode()) if tools else 0)
+        total = _utf8_size(system) + (_utf8_size(tools_json(tools)) if tools else 0)
         for message in messages:
-            total += MESSAGE_OVERHEAD + sum(len(block_text(b).encode()) for b in message.content)
+            total += MESSAGE_OVERHEAD + sum(_utf8_size(block_text(b)) for b in message.content)
             if total > limit:
                 return False
-        return total + sum(len(p.encode()) for p in pending) <= limit
+        return total + sum(_utf8_size(p) for p in pending) <= limit
 
     def count(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), pending: Sequence[str] = ()

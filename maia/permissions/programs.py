@@ -1300,6 +1300,32 @@ def _judge_subcommands(args: list[str], subs: tables.Subcommands, name: str, lau
         found += _judge_options(tail, own, name, launch, sub)
         if own.itself:
             found.append(Danger(sub, own.itself, key=f"sub:{sub}/itself"))
+    if subs.abbreviated:
+        found += _abbreviated_dangers(tail, subs, own, name, sub)
+    return found
+
+
+def _abbreviated_dangers(
+    tail: Sequence[str], subs: tables.Subcommands, own: tables.OptionDangers | None, name: str, sub: str
+) -> list[Danger]:
+    """A subcommand's long options written as a prefix of a dangerous one (``git branch --del``): the
+    program may read it as that option (ambiguous, it refuses; a doubt asks all the same)."""
+    table = tables.BY_NAME.get(name)
+    real = table.long if table is not None else frozenset()  # real options that start a dangerous one
+    found = []
+    for arg in tail:
+        if arg == "--":
+            break
+        head = arg.split("=", 1)[0]
+        if not head.startswith("--") or len(head) < 3 or head in real:
+            continue
+        for options in (subs.every, own):
+            if options is None:
+                continue
+            for option in sorted(options.long):
+                if option != head and option.startswith(head):
+                    why = f"{head} is how {name} {sub} may read {option}: " + _why(options.long_why, sub)
+                    found.append(Danger(option, why, key=f"sub:{sub}/long:{option}"))
     return found
 
 
@@ -1474,10 +1500,22 @@ def may_create_links(part: Part) -> bool:
         return False
     if not links.subcommands:
         return True
-    if links.subcommands.isdisjoint(part.words):
+    if links.linkless and len(part.words) > 1 and part.words[1] in links.linkless:
+        return False  # the common case: git status, git log
+    if links.subcommands.isdisjoint(part.words) and not links.linkless:
         return False  # (each form's second word is one of the part's words: none can be one of them)
     forms = subcommand_forms(part.words, for_allow=False) or [part.words]
-    return any(len(form) > 1 and form[1] in links.subcommands for form in [part.words, *forms])
+    if any(len(form) > 1 and form[1] in links.subcommands for form in [part.words, *forms]):
+        return True
+    # with ``linkless``, a subcommand the table does not know may too: the user's alias ``co = checkout``,
+    # an external git-lfs (read past the global options as the program reads them: the first form)
+    subcommand = forms[0][1] if len(forms[0]) > 1 else ""
+    return (
+        bool(links.linkless)
+        and bool(subcommand)
+        and not subcommand.startswith("-")
+        and subcommand not in links.linkless
+    )
 
 
 def makes_links(part: Part) -> bool:

@@ -264,6 +264,8 @@ class Links:
     short: str = ""  # option letters that make it make links (``cp -s``), in a cluster too
     long: frozenset[str] = frozenset()  # long options that do (``cp --symbolic-link``)
     subcommands: frozenset[str] = frozenset()  # only these subcommands may (git checkout…); empty: any use
+    # with ``subcommands``: the subcommands known never to; any other (an alias, an external command) may
+    linkless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +286,9 @@ class Subcommands:
     spec: OptionSpec
     every: OptionDangers = field(default_factory=OptionDangers)
     each: Mapping[str, OptionDangers] = field(default_factory=dict)
+    # the subcommands take any unambiguous prefix of a long option (git's parse-options: ``git branch
+    # --del`` is ``--delete``): a prefix of a dangerous option is read as it (Go's and clap's do not)
+    abbreviated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,8 +351,22 @@ _GIT_TREE_WRITERS = frozenset(
         "read-tree",
         "checkout-index",
         "sparse-checkout",
+        "mv",  # moves a link into place, like mv
+        "bisect",  # checks out the commits it tries
     }
 )
+
+# git's own subcommands that never create a link in the work tree nor move one into place: any other
+# word is a tree writer (above) or a subcommand MAIA does not know (the user's alias ``co = checkout``,
+# an external git-lfs or git-subtree), which may make links
+_GIT_LINKLESS = (
+    "status log diff show grep ls-files ls-tree rev-parse describe merge-base count-objects version help "
+    "whatchanged range-diff cherry add commit fetch push branch tag config remote init blame shortlog "
+    "reflog notes gc fsck prune repack show-ref symbolic-ref update-ref rev-list cat-file hash-object "
+    "for-each-ref name-rev format-patch archive bundle rm clean send-email request-pull verify-commit "
+    "verify-tag check-ignore check-attr diff-tree diff-files diff-index ls-remote var maintenance"
+)
+GIT_LINKLESS_SUBCOMMANDS = frozenset(_GIT_LINKLESS.split())
 
 # global options before a subcommand (``git -C dir push``): the rules match past them
 GIT_GLOBALS = Globals(
@@ -759,7 +778,29 @@ def _rsync(args: Sequence[str], _launch: Path | None) -> list[Target]:
 
 def _patch(args: Sequence[str], _launch: Path | None) -> list[Target]:
     options, operands = _operands(
-        args, OptionSpec(short_value="oidpDFBrVYzgiX", long_value=frozenset({"--output", "--directory", "--input"}))
+        args,
+        OptionSpec(
+            short_value="oidpDFBrVYzgiX",
+            long_value=frozenset(
+                {
+                    "--output",
+                    "--directory",
+                    "--input",
+                    "--strip",
+                    "--fuzz",
+                    "--suffix",
+                    "--prefix",
+                    "--basename-prefix",
+                    "--reject-file",
+                    "--ifdef",
+                    "--get",
+                    "--quoting-style",
+                    "--version-control",
+                    "--reject-format",
+                    "--read-only",
+                }
+            ),
+        ),
     )
     out = options.get("-o") or options.get("--output")
     if out:
@@ -849,6 +890,8 @@ def _git_config(args: Sequence[str], _launch: Path | None) -> list[Target]:
         stop_at_operand=False,
     )
     names = {n.split("=", 1)[0] for n, _v in scan.options}
+    # git takes any unambiguous prefix of a long option: --unset-a is --unset-all (a doubt is a write)
+    names |= {w for n in names if n.startswith("--") and len(n) > 2 for w in _GIT_CONFIG_WRITES if w.startswith(n)}
     values = dict(scan.options)
     operands = list(scan.rest)
     action = (
@@ -923,6 +966,36 @@ def _git_worktree(tail: Sequence[str], _launch: Path | None) -> list[Target]:
     return []
 
 
+def _git_mv(tail: Sequence[str], launch: Path | None) -> list[Target]:
+    """git mv SOURCE… DEST: every source (removed) and the destination, or the names moved into it."""
+    _options, operands = _operands([a for a in tail if a != "--"], OptionSpec(long_flags=None))
+    if len(operands) < 2:
+        return [Target(p) for p in operands]
+    *sources, dest = operands
+    found = [Target(p) for p in operands]
+    if len(sources) > 1 or _is_folder(dest, launch):
+        found += _into(dest, sources, launch)
+    return found
+
+
+def _git_bundle(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git bundle create FILE …: the bundle file."""
+    _options, operands = _operands(tail, OptionSpec(long_flags=None))
+    return [Target(operands[1])] if operands[:1] == ["create"] and len(operands) > 1 else []
+
+
+def _git_clean(tail: Sequence[str], _launch: Path | None) -> list[Target]:
+    """git clean: the paths it removes (every untracked file of the tree without a path)."""
+    dash = list(tail).index("--") if "--" in tail else -1
+    options, operands = _operands(
+        tail[:dash] if dash >= 0 else tail, OptionSpec(short_value="e", long_value=frozenset({"--exclude"}))
+    )
+    if "-n" in options or "--dry-run" in options:
+        return []
+    paths = operands + (list(tail[dash + 1 :]) if dash >= 0 else [])
+    return [Target(p, tree=True) for p in paths] or [Target(".", tree=True)]
+
+
 def _by_subcommand(data: Written, args: Sequence[str], launch: Path | None) -> list[Target]:
     """``by-subcommand``: the files a program writes, per subcommand past its global options (``spec``):
     ``every`` reads any subcommand's arguments (words starting with ``every_starts``), ``each`` one's own."""
@@ -951,7 +1024,9 @@ _GIT_WRITES = Written(
     every_starts=("--o",),  # --output and its prefixes
     each={
         "archive": Written("option-values", OptionSpec(short_value="o", long_value=frozenset({"--output"})), ("-o",)),
-        "bundle": Written("option-values", OptionSpec(short_value="o"), ("-o",)),
+        "bundle": Written("git-bundle"),
+        "mv": Written("git-mv"),
+        "clean": Written("git-clean"),
         "config": Written("git-config"),
         "checkout": Written("git-checkout"),
         "restore": Written("git-restore"),
@@ -1039,7 +1114,19 @@ def _gzip_like(args: Sequence[str], _launch: Path | None) -> list[Target]:
     options, operands = _operands(args, OptionSpec(short_value="S", long_value=frozenset({"--suffix"})))
     if set(options) & {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"}:
         return []
-    return [Target(o) for o in operands if o != "-"]
+    suffix = options.get("-S") or options.get("--suffix")
+    suffixes = (*((str(suffix),) if suffix else ()), *_COMPRESSED_SUFFIXES)
+    found = []
+    for operand in operands:
+        if operand == "-":
+            continue
+        found.append(Target(operand))  # compressed (then removed), or decompressed (then removed)
+        # decompressing writes the name without its suffix (gzip -df .env.gz writes .env)
+        found.extend(Target(operand[: -len(s)]) for s in suffixes if len(operand) > len(s) and operand.endswith(s))
+    return found
+
+
+_COMPRESSED_SUFFIXES = (".gz", ".z", "-gz", "-z", "_z", ".Z", ".bz2", ".bz", ".xz", ".lzma", ".zst", ".lz")
 
 
 def _own(reader: Writes) -> Reader:
@@ -1071,6 +1158,9 @@ WRITERS: dict[str, Reader] = {
             "curl": _curl,
             "wget": _wget,
             "git-config": _git_config,
+            "git-mv": _git_mv,
+            "git-bundle": _git_bundle,
+            "git-clean": _git_clean,
             "git-checkout": _git_checkout,
             "git-restore": _git_restore,
             "git-apply": _git_apply,
@@ -1247,11 +1337,14 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("git",),
         folder_sensitive=True,
-        links=Links(subcommands=_GIT_TREE_WRITERS),
+        links=Links(subcommands=_GIT_TREE_WRITERS, linkless=GIT_LINKLESS_SUBCOMMANDS),
         fact_examples=(
             ("git status", "folder-sensitive"),
             ("git checkout main", "folder-sensitive may-link"),
             ("git -C sub switch x", "folder-sensitive may-link"),
+            ("git mv a b", "folder-sensitive may-link"),
+            ("git co main", "folder-sensitive may-link"),
+            ("git -C sub log", "folder-sensitive"),
         ),
         globals=GIT_GLOBALS,
         dangerous=frozenset(
@@ -1378,6 +1471,7 @@ TABLES: tuple[Table, ...] = (
                     long_why="git send-email runs the mail program it is given",
                 ),
             },
+            abbreviated=True,
         ),
         match=(
             "git log --output=.env -1",
@@ -1456,6 +1550,16 @@ TABLES: tuple[Table, ...] = (
             "git instaweb --browser=x",
             "git send-email --smtp-server=/tmp/x a.patch",
             "git send-email --sendmail-cmd=x a.patch",
+            # long options in any unambiguous prefix (git's parse-options)
+            "git branch --del x",
+            "git branch --mov x y",
+            "git tag --dele t",
+            "git commit --fil=msg",
+            "git config --unset-a x.y",
+            # subcommands that write the files they name
+            "git mv a b",
+            "git bundle create out.bundle HEAD",
+            "git clean -fx x",
         ),
         not_match=(
             "git status",
@@ -1783,8 +1887,12 @@ TABLES: tuple[Table, ...] = (
             ]
         ),
         complete=True,
-        writes=Written("nth-operand", OptionSpec(short_value="fsw", long_value=frozenset()), index=1),
-        match=("uniq data.txt .env", "uniq -c a b"),
+        writes=Written(
+            "nth-operand",
+            OptionSpec(short_value="fsw", long_value=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})),
+            index=1,
+        ),
+        match=("uniq data.txt .env", "uniq -c a b", "uniq --skip-fields 1 a .env", "uniq --check-c 2 a .env"),
         not_match=("uniq data.txt", "uniq -c -"),
     ),
     Table(
@@ -1805,10 +1913,14 @@ TABLES: tuple[Table, ...] = (
         dangerous=frozenset({"--output"}),
         writes=Written(
             "option-values",
-            OptionSpec(short_value="inoe", long_value=frozenset({"--output", "--head-count", "--input-range"})),
+            # (-e is a flag: the operands are the lines to shuffle)
+            OptionSpec(
+                short_value="ino",
+                long_value=frozenset({"--output", "--head-count", "--input-range", "--random-source"}),
+            ),
             ("-o", "--output"),
         ),
-        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a"),
+        match=("shuf -o .env a", "shuf --out=x a", "shuf --output=x a", "shuf -e -o .env a", "shuf -eo .env a"),
         not_match=("shuf -n1 a",),
     ),
     Table(
@@ -2094,7 +2206,7 @@ TABLES: tuple[Table, ...] = (
     Table(
         ("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma", "unlzma", "compress"),
         writes=Written("gzip-like"),
-        match=("gzip .env", "gunzip a.gz"),
+        match=("gzip .env", "gunzip a.gz", "gzip -df .env.gz"),
         not_match=("gzip -c a", "gunzip -l a.gz", "zstd -c a"),
     ),
     Table(

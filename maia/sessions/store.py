@@ -267,11 +267,35 @@ class SessionStore:
         self.folder = folder
         self.home = home if home is not None else maia_home()  # where the sealing key is
         self.written: EncodedSession | None = None  # what the last write wrote (its digest)
+        self.launch: Path | None = None  # the launch folder the sessions folder must lie in
 
     @classmethod
     def for_launch(cls, launch: Path, home: Path | None = None) -> SessionStore:
         """``<launch>/.maia/.sessions``."""
-        return cls(launch / ".maia" / ".sessions", home)
+        store = cls(launch / ".maia" / ".sessions", home)
+        store.launch = launch
+        return store
+
+    @property
+    def linked_away(self) -> bool:
+        """Whether the sessions folder is reached through a link inside the project (``.maia`` or
+        ``.maia/.sessions`` a symbolic link): a repository can ship one pointing at another project's
+        sessions, whose seals (keyed on the real path) would then count here. Such a folder is
+        never this folder's history (nothing in it is the user's own) and is never written."""
+        if self.launch is not None:
+            expected = os.path.join(os.path.realpath(self.launch), ".maia", ".sessions")
+        else:
+            expected = os.path.join(os.path.realpath(self.folder.parent), self.folder.name)
+        return os.path.realpath(self.folder) != expected
+
+    def _refuse_linked(self) -> None:
+        if self.linked_away:
+            raise SessionError(
+                _(
+                    "{path} is a symbolic link (or lies behind one) to another folder: sessions are not "
+                    "saved through it."
+                ).format(path=self.folder)
+            )
 
     # --- seals: which files this user's MAIA wrote (maia.sessions.seal) ---------------------------
 
@@ -280,6 +304,8 @@ class SessionStore:
         is then written unsealed, and counts as foreign until accepted)."""
         from maia.sessions.seal import seal
 
+        if self.linked_away:  # never seal a file for another folder's sessions
+            return None
         try:
             return seal(self.home, self.folder, session_id)
         except OSError:
@@ -289,7 +315,7 @@ class SessionStore:
         """Whether a loaded session's file carries this user's seal for this folder."""
         from maia.sessions.seal import sealed
 
-        return sealed(self.home, self.folder, session.id, session.seal)
+        return not self.linked_away and sealed(self.home, self.folder, session.id, session.seal)
 
     def require_own(self, session: SavedSession) -> None:
         """ForeignSession unless this user's MAIA wrote the session's file here."""
@@ -358,6 +384,7 @@ class SessionStore:
         """Hold the folder's lock (every read-modify-write of session files)."""
         from filelock import FileLock
 
+        self._refuse_linked()  # every write holds this lock: none goes through a planted link
         self.folder.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.folder / ".lock"), timeout=30):
             yield
@@ -493,7 +520,7 @@ class SessionStore:
         from maia.sessions.seal import sealed
 
         found = _HEAD_ID.search(head)  # the body's own id comes first (the summary's strings are escaped)
-        return found is not None and sealed(self.home, self.folder, found.group(1), value)
+        return found is not None and not self.linked_away and sealed(self.home, self.folder, found.group(1), value)
 
     def listing(self) -> list[SessionInfo]:
         """Every session, most recently changed first; broken files included, marked."""
@@ -666,6 +693,10 @@ def ensure_project_folders(launch: Path) -> str | None:
         return _("Cannot create {path} ({error}): sessions will not be saved.").format(
             path=folder / ".sessions", error=error.strerror
         )
+    if SessionStore.for_launch(launch).linked_away:  # a repository's planted link to another project
+        return _(
+            "{path} is a symbolic link (or lies behind one) to another folder: sessions will not be saved."
+        ).format(path=folder / ".sessions")
     ignore = folder / ".gitignore"
     try:
         current: str | None = ignore.read_text(encoding="utf-8")

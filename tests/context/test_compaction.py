@@ -287,3 +287,38 @@ def test_the_bound_is_never_below_the_exact_count(text: str) -> None:
         assert not TokenCounter().surely_at_most(exact - 1, text, messages, pending=[text])
     finally:
         tokens._encoding = built
+
+
+# --- review (adversarial pass on the start-up laziness): a lone surrogate in the context ------------------
+# A model's JSON, a tool or a server can hand MAIA a lone surrogate ("\ud800"); sessions keep it (codec.py).
+# count_text counts it (tiktoken replaces it), but the byte bound encoded it strictly and raised
+# UnicodeEncodeError, so the compaction check before a request crashed the turn.
+
+
+def test_review_the_bound_takes_a_lone_surrogate() -> None:
+    """The byte bound holds for a lone surrogate (tiktoken counts it as U+FFFD, three bytes) and never raises."""
+    from maia.context import tokens
+
+    text = "a\ud800b \udcff"
+    messages = [Message("user", [TextBlock(text)])]
+    exact = TokenCounter().count(text, messages, pending=[text])
+    built, tokens._encoding = tokens._encoding, None
+    try:
+        assert TokenCounter().surely_at_most(10**6, text, messages, pending=[text])
+        assert not TokenCounter().surely_at_most(exact - 1, text, messages, pending=[text])
+    finally:
+        tokens._encoding = built
+
+
+async def test_review_a_lone_surrogate_in_a_prompt_is_sent(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn whose text holds a lone surrogate is sent (the compaction check before it does not raise)."""
+    from maia.context import tokens
+
+    monkeypatch.setattr(tokens, "_encoding", None)
+    provider = ScriptedProvider([text_turn("answer")])
+    conv = make(project, home, provider, max_context=128_000)
+    conv.agent.count_context = lambda session: 0
+    await conv.send("hello \ud800")
+    assert [m.text for m in conv.agent.messages][-1] == "answer"
