@@ -52,11 +52,13 @@ def test_an_enter_typed_before_the_chat_starts_sends_the_request_and_the_echo_is
     term.screen.carriage_return()
     request = "explain this repository to me, briefly please"  # wider than the window: the echo wraps
     term.send(request + "\r")
-    screen = term.wait_settled(lambda: "Handled." in term.everything(), "the request typed ahead was not sent")
+    screen = term.wait_settled(
+        lambda: "Handled." in term.everything() and draft(term).startswith("Your request"),  # the turn ended
+        "the request typed ahead was not sent",
+    )
     assert [last_user_text(body) for body in bodies(server)] == [request]
     assert "explain this" not in "\n".join(term.history()[:3]), screen  # the echo is gone…
     assert screen.count("explain this") == 1, screen  # …and the request shows once, in the transcript
-    assert draft(term).startswith("Your request")
 
 
 def test_the_terminal_modes_are_given_back_as_the_shell_had_them(
