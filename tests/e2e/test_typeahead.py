@@ -76,3 +76,14 @@ def test_the_terminal_modes_are_given_back_as_the_shell_had_them(
         assert before.read_text() == after.read_text()
     finally:
         term.close()
+
+
+def test_a_paste_before_the_chat_starts_stays_whole_in_the_box(
+    server: HTTPServer, start: Callable[..., Terminal]
+) -> None:
+    # the terminal cannot bracket a paste before the chat asks it to: its lines must not become requests
+    term = start(100, 30)
+    term.send("first line\rsecond line\rthird line")
+    term.wait_settled(lambda: "/ 128k" in term.text() and draft(term).endswith("third line"), "the paste is not whole")
+    assert [row[6:].rstrip() for row in box(term)] == ["first line", "second line", "third line"]
+    assert not bodies(server)

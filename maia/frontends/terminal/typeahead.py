@@ -50,8 +50,10 @@ def take(fd: int) -> TypedAhead:
     iflag, lflag = int(saved[0]), int(saved[3])
     echoed = bytes(data).decode("utf-8", "replace") if lflag & termios.ECHO else ""
     keys = bytes(data)
-    if iflag & termios.ICRNL and not iflag & termios.IGNCR:
-        keys = keys.replace(b"\n", b"\r")  # the terminal turned each Enter into a line feed
+    if keys and iflag & termios.ICRNL and not iflag & termios.IGNCR and keys.find(b"\n") == len(keys) - 1:
+        # the terminal turned the Enter into a line feed: one line and its Enter is a request typed ahead,
+        # sent; more lines are a paste (the terminal cannot bracket it yet), kept whole in the box
+        keys = keys[:-1] + b"\r"
     return TypedAhead(keys=keys, echoed=echoed, attributes=saved)
 
 
