@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -87,8 +88,50 @@ def _translate_help(command: click.Command) -> None:
             _translate_help(sub)
 
 
+PIPE_CLOSED = 141  # the status of a Unix tool ended by SIGPIPE (128 + 13), as shells report it
+
+
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader went away (a broken pipe elsewhere, a socket or a
+    child's stdin, stays an error)."""
+    import select
+    import sys
+
+    if not hasattr(select, "poll"):
+        return True
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _end_quietly() -> NoReturn:
+    """Standard output's reader went away: what is left to print goes nowhere, and MAIA ends without a word
+    as a Unix tool ended by SIGPIPE does (status 141)."""
+    import os
+    import sys
+
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the exit-time flush of what is buffered goes nowhere
+        os.close(devnull)
+    raise click.exceptions.Exit(PIPE_CLOSED)
+
+
 class LazyGroup(click.Group):
     """A group that imports each subcommand's module on first use and maps errors to exit codes."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:  # `maia --help | head -1`: the help is printed while the arguments are parsed
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            if _reader_gone():
+                _end_quietly()
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -100,6 +143,8 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except OSError as error:  # a full disk or a read-only home is the machine's state, not a bug
+            if isinstance(error, BrokenPipeError) and _reader_gone():
+                _end_quietly()  # `maia sessions list | head`: the reader had what it wanted
             from maia.core.errors import unexpected_message
             from maia.core.paths import maia_home
             from maia.core.storage import describe_storage_error, storage_error
@@ -191,4 +236,14 @@ def main(argv: list[str] | None = None) -> None:
     from maia.process.sandbox.selfguard import mark_non_dumpable
 
     mark_non_dumpable()  # same-user processes outside the sandbox cannot read MAIA's memory or environment
-    cli.main(args=argv, prog_name="maia")
+    try:
+        cli.main(args=argv, prog_name="maia")
+    finally:
+        import sys
+
+        try:  # what is still buffered is written now, while a closed pipe can still be told apart
+            sys.stdout.flush()
+        except BrokenPipeError:
+            with contextlib.suppress(click.exceptions.Exit):
+                _end_quietly()
+            sys.exit(PIPE_CLOSED)  # a closed pipe at the end replaces the status

@@ -69,6 +69,7 @@ EXIT_STATUS = [
     ("2", "Bad usage, or a name that refers to nothing (session, model, workflow, agent)."),
     ("3", "maia ask stopped by its iteration limit."),
     ("130", "Interrupted (Ctrl+C, SIGTERM, SIGHUP) or stopped."),
+    ("141", "The reader of the output went away (maia sessions list | head): ended quietly, as on SIGPIPE."),
 ]
 
 

@@ -374,6 +374,7 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
     )
     record = RecordHook(app, ui)
     status, code, error = "done", int(ExitStatus.OK), None
+    gone: BrokenPipeError | None = None
     task = asyncio.current_task()
     remove_handlers = on_terminating_signals(task.cancel) if task is not None else (lambda: None)
     try:
@@ -411,6 +412,8 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
         status, code, error = "error", int(failure.exit_status), failure.message
         if failure.hint:
             error = f"{error}\n{failure.hint}"
+    except BrokenPipeError as failure:  # `maia ask … | head`: the reader went away, not a bug; the session kept
+        gone = failure
     except Exception as failure:  # the front end's guard: a bug is one line (traceback logged), the session kept
         from maia.core.errors import unexpected_message
 
@@ -427,6 +430,8 @@ async def run_ask(options: AskOptions, ui: HeadlessUI) -> tuple[Report, int]:
             if status == "done":
                 status = "error"  # the answer is in the report, but the run did not end as it should
     await app.aclose()
+    if gone is not None:
+        raise gone  # the entry point ends quietly when it was standard output's reader
     report = Report(
         status=status,
         answer=record.answer,

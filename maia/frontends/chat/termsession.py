@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from maia.core.signals import forget_signal, on_signal
 from maia.frontends.chat.inputbox import InputBox
-from maia.frontends.terminal import metrics, style
+from maia.frontends.terminal import metrics, style, typeahead
 from maia.frontends.terminal.keys import KeyReader
 from maia.frontends.terminal.screen import Caps, Screen
 from maia.frontends.terminal.termcaps import QUERY_TIMEOUT, create_terminal, probe
@@ -42,11 +42,15 @@ class TerminalSession(InputBox):
         """blessed's Terminal, key-by-key mode (Ctrl+C, Ctrl+S arrive as keys), paste, focus, the first frame."""
         loop = asyncio.get_running_loop()
         self._loop = loop
-        term = create_terminal(self.stdout)
-        self.term = term
-        metrics.use_terminal(term)
-        self._size()
+        # raw mode before anything else: keys typed since launch are kept (and no longer echoed)
+        ahead = typeahead.take(self._fd)
+        if ahead.attributes is not None:  # the terminal as the shell had it, restored last
+            self._modes.callback(termios.tcsetattr, self._fd, termios.TCSADRAIN, ahead.attributes)
         try:
+            term = create_terminal(self.stdout)
+            self.term = term
+            metrics.use_terminal(term)
+            self._size()
             self._modes.enter_context(term.raw())
             self.caps = probe(term)
             theme = self.theme if self.theme != "auto" else (self.caps.scheme or style.theme_from_env() or "dark")
@@ -57,7 +61,9 @@ class TerminalSession(InputBox):
             self._modes.close()  # never leave the terminal in raw mode
             raise
         self.reader = KeyReader(term)
-        typed = term.flushinp()  # keys typed while the terminal was being asked
+        typed = ahead.keys + term.flushinp().encode()  # and keys typed while the terminal was being asked
+        if self.caps.redraw:
+            self._write(typeahead.erase_echo(ahead.echoed, self._width, self._height))
         loop.add_reader(self._fd, self._on_readable)
         on_signal(signal.SIGWINCH, self._on_resize)
         if hasattr(signal, "SIGTSTP"):

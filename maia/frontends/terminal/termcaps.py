@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from blessed import Terminal
@@ -84,10 +84,33 @@ def create_terminal(stream: IO[str]) -> Terminal:
             timeout = float(user)
 
     class _Terminal(blessed.Terminal):
-        """blessed's Terminal, its start-up queries bounded (their defaults are read when blessed is imported)."""
+        """blessed's Terminal, its start-up queries bounded (their defaults are read when blessed is imported),
+        and the keys typed while it waits for a terminal that never answers given back."""
+
+        _reading: list[str] | None = None  # what the keyboard gave during a query, while one runs
 
         def detect_term_program(self, timeout: float = timeout, force: bool = False) -> bool | str:
             return super().detect_term_program(timeout=timeout, force=force)
+
+        def _read_available(self) -> str:
+            text: str = super()._read_available()
+            if self._reading is not None:
+                self._reading.append(text)
+            return text
+
+        def _query_boundary_multiple(self, *args: Any, **kwargs: Any) -> Any:
+            # blessed (1.52) drops what it read when the terminal never answers this query (the capability
+            # probe of Terminal.__init__): the keys a user types as soon as they launch MAIA. Kept here and
+            # pushed back, in order, behind what was buffered before, for the chat's first read.
+            held = "".join(reversed(self._keyboard_buf))  # the order blessed pops them in
+            self._reading = []
+            try:
+                result = super()._query_boundary_multiple(*args, **kwargs)
+            finally:
+                read, self._reading = "".join(self._reading), None
+            if result is None and (held or read) and not self._keyboard_buf:
+                self.ungetch(held + read)
+            return result
 
     module = vars(blessed.terminal)
     saved_default = module["TERMINAL_QUERY_TIMEOUT_SECONDS"]
