@@ -133,22 +133,11 @@ class Application:
         self.provider = provider or get_provider(options.settings, options.model)
         self.skill_source = SkillSource(options.launch, options.home)
         if sources is None:
-            from maia.subagents.source import AgentSource
-
             sources = [
                 BuiltinSource(self.list_models),
                 CustomToolSource(options.launch, options.home),
                 self.skill_source,
-                AgentSource(
-                    options.launch,
-                    options.home,
-                    depth=options.depth,
-                    list_models=lambda: self.catalog.models(),  # the catalog /clear may replace
-                    notify=self._notify,
-                    extra_allow=options.allow,
-                    extra_deny=options.deny,
-                    loader=options.agent_loader,
-                ),
+                *self._agent_sources(),
                 *self._mcp_sources(),
                 *options.extra_sources,
             ]
@@ -271,7 +260,15 @@ class Application:
         from maia.core.paths import settings_path
         from maia.inputs.commands import load_commands
 
-        trusted = self._project_trusted()
+        known: list[bool] = []
+
+        def trusted() -> bool:
+            # asked only when the project declares a hook or a command: the check reads every file of the
+            # project that grants something (a sub-agent's start-up cost, issue 29)
+            if not known:
+                known.append(self._project_trusted())
+            return known[0]
+
         self.hooks.config = load_hooks(settings_path(self.options.home), self.options.launch, trusted=trusted)
         report.warnings.extend(self.hooks.config.warnings)
         self.commands = load_commands(
@@ -532,6 +529,27 @@ class Application:
         if result.ok:
             self.attach(direct_context(result))
         return result
+
+    def _agent_sources(self) -> list[ToolSource]:
+        """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents
+        paragraph, no ``&name``), so that the child does not import the sub-agent layer before its first request."""
+        options = self.options
+        if options.depth >= 1 and options.agent_loader is None:
+            return []
+        from maia.subagents.source import AgentSource
+
+        return [
+            AgentSource(
+                options.launch,
+                options.home,
+                depth=options.depth,
+                list_models=lambda: self.catalog.models(),  # the catalog /clear may replace
+                notify=self._notify,
+                extra_allow=options.allow,
+                extra_deny=options.deny,
+                loader=options.agent_loader,
+            )
+        ]
 
     def _mcp_sources(self) -> list[ToolSource]:
         """The MCP source; none in a sub-agent's process or a workflow's worker when no mcp.json declares a
