@@ -77,12 +77,12 @@ class _StoreAtFirstHandshake(ssl.SSLContext):
                 self.load_verify_locations(cafile=certifi.where())
             self._store_loaded = True
 
-    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:  # type: ignore[override]
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         """The store first (a failure to load it fails the connection: nothing goes unverified)."""
         self._load_store()
         return super().wrap_socket(*args, **kwargs)
 
-    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:  # type: ignore[override]
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
         """The store first (asyncio's and anyio's TLS go through here)."""
         self._load_store()
         return super().wrap_bio(*args, **kwargs)
