@@ -7,7 +7,9 @@
   request at the server; target ≤ 0.6 s, shown beside ``maia --help`` run in the same rounds (the
   machine's pace).
 
-Run: ``.venv/bin/python bench/children.py [runs]`` (medians; each case and its reference alternate).
+Run: ``.venv/bin/python bench/children.py [runs] [--against PYTHON]`` (medians; each case and its reference
+alternate). ``--against`` names the Python of another MAIA install (a venv of another checkout, e.g. main's):
+its cases run in the same rounds and a before/after table is printed.
 Python compiles MAIA's modules on every start when ``PYTHONDONTWRITEBYTECODE`` is set and no cache
 exists (MAIA's children may not write one): the script compiles both sides first.
 """
@@ -95,12 +97,21 @@ class _Proxy(BaseHTTPRequestHandler):
         self._send(_stream("Done."), "text/event-stream")
 
 
-def _compile_both_sides() -> None:
+def _compile_both_sides(other: str | None = None) -> None:
     compileall.compile_dir(str(ROOT / "maia"), quiet=1)
     compileall.compile_dir(str(ROOT / "commands"), quiet=1)
     for path in sys.path:
         if path.endswith("site-packages"):
             compileall.compile_dir(path, quiet=1, maxlevels=20)
+    if other is not None:  # the other install compiles its own tree and packages
+        code = (
+            "import compileall, os, sys, maia\n"
+            "tree = os.path.dirname(os.path.dirname(maia.__file__))\n"
+            "for d in ('maia', 'commands'): compileall.compile_dir(os.path.join(tree, d), quiet=1)\n"
+            "for p in sys.path:\n"
+            "    if p.endswith('site-packages'): compileall.compile_dir(p, quiet=1, maxlevels=20)\n"
+        )
+        subprocess.run([other, "-I", "-c", code], check=True, cwd=tempfile.gettempdir())
 
 
 def _first_seen(number: int, timeout: float = 60.0) -> float:
@@ -128,8 +139,14 @@ def _workers_running(home: Path) -> bool:
 
 def main() -> None:
     """Measure and print."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    _compile_both_sides()
+    args = sys.argv[1:]
+    other = None
+    if "--against" in args:
+        at = args.index("--against")
+        other = args[at + 1]
+        del args[at : at + 2]
+    runs = int(args[0]) if args else 9
+    _compile_both_sides(other)
     sys.path.insert(0, str(ROOT))
     from maia.subagents.definitions import load_agents
     from maia.subagents.launcher import launch_subagent
@@ -138,7 +155,7 @@ def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    python = sys.executable
+    pythons = {"this": sys.executable, **({"other": other} if other else {})}
     with tempfile.TemporaryDirectory(prefix="maia-bench-children-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         (home / "agents" / "rev").mkdir(parents=True)
@@ -152,46 +169,53 @@ def main() -> None:
         definition = load_agents(home, project).agents["rev"]
         numbers = iter(range(10**6))
 
-        def subagent() -> float:
+        def subagent(python: str) -> float:
             number = next(numbers)
             spec = ChildSpec(definition=definition, task=f"bench task {number}", launch=project, home=home, model=MODEL)
             started = time.monotonic()
-            result = asyncio.run(launch_subagent(spec, env=env))
+            command = [python, "-I", "-m", "maia", "--subagent"]  # as child_command() builds it
+            result = asyncio.run(launch_subagent(spec, env=env, command=command))
             if not result.ok:
                 raise SystemExit(f"the sub-agent failed: {result.error} {result.stderr_tail}")
             return _first_seen(number) - started
 
-        def import_child() -> float:
+        def import_child(python: str) -> float:
             started = time.monotonic()
-            subprocess.run([python, "-I", "-c", "import maia.frontends.subagent"], env=env, check=True)
+            subprocess.run([python, "-I", "-c", "import maia.frontends.subagent"], env=env, check=True, cwd=tmp)
             return time.monotonic() - started
 
-        def detached() -> float:
+        def detached(python: str) -> float:
             number = next(numbers)
             started = time.monotonic()
             argv = [python, "-m", "maia", "run", str(flow), f"bench task {number}", "--model", MODEL, "--detach"]
-            subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+            # cwd: no checkout's maia/ folder may stand in for the install's (``-m`` puts it first on the path)
+            subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL, cwd=tmp)
             first = _first_seen(number) - started
             while _workers_running(home):  # the next round starts on a quiet machine
                 time.sleep(0.01)
             return first
 
-        def help_() -> float:
+        def help_(python: str) -> float:
             started = time.monotonic()
-            subprocess.run([python, "-m", "maia", "--help"], env=env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([python, "-m", "maia", "--help"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
             return time.monotonic() - started
 
-        cases = {"subagent": subagent, "import": import_child, "detached": detached, "help": help_}
-        for case in cases.values():  # warm-up: caches, the agent folder read once
-            case()
-        samples: dict[str, list[float]] = {label: [] for label in cases}
+        kinds = {"subagent": subagent, "import": import_child, "detached": detached, "help": help_}
+        cases = {(side, kind): kinds[kind] for kind in kinds for side in pythons}
+        for (side, _kind), case in cases.items():  # warm-up: caches, the agent folder read once
+            case(pythons[side])
+        samples: dict[tuple[str, str], list[float]] = {label: [] for label in cases}
         labels = list(cases)
         for round_no in range(runs):
             shift = round_no % len(labels)
             for label in labels[shift:] + labels[:shift]:
-                samples[label].append(cases[label]())
+                samples[label].append(cases[label](pythons[label[0]]))
     server.shutdown()
-    medians = {label: statistics.median(values) for label, values in samples.items()}
+    _report(runs, {label: statistics.median(values) for label, values in samples.items()}, other)
+
+
+def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None) -> None:
+    medians = {kind: value for (side, kind), value in by_side.items() if side == "this"}
     ratio = medians["subagent"] / medians["import"]
     print(f"MAIA's children up to their first model request (medians of {runs} interleaved rounds)")
     print(
@@ -204,6 +228,22 @@ def main() -> None:
         f"  maia run -d → worker's first request {first * 1000:7.0f} ms (target ≤ 600 ms)"
         f" {'OK' if first <= 0.6 else 'OVER'}; maia --help, same rounds {medians['help'] * 1000:7.0f} ms"
         f" ({first / medians['help']:.2f}x)"
+    )
+    if other is None:
+        return
+    before = {kind: value for (side, kind), value in by_side.items() if side == "other"}
+    print(f"\nSide by side, same rounds: other = {other}")
+    print("| measure | other | this | target |\n| --- | --- | --- | --- |")
+    for kind, text, target in (
+        ("subagent", "sub-agent: Agent call → child's first request", ""),
+        ("import", "importing the child's module (reference)", ""),
+        ("detached", "`maia run -d` → worker's first request", "≤ 600 ms"),
+        ("help", "`maia --help` (the machine's pace)", ""),
+    ):
+        print(f"| {text} | {before[kind] * 1000:.0f} ms | {medians[kind] * 1000:.0f} ms | {target} |")
+    print(
+        f"| sub-agent / its own module import | {before['subagent'] / before['import']:.2f}x"
+        f" | {medians['subagent'] / medians['import']:.2f}x | ≤ 1.50x |"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,9 @@ class AppOptions:
     # the chat: MCP servers connect while the user types; their tools join the first request sent after
     # they answered (a one-shot front end waits for them: its only request needs their tools)
     mcp_in_background: bool = False
+    # a sub-agent: the sandbox policy is worked out when a command, a hook or a permission check first needs
+    # it, not before the first request (its start notices go to the report, which this front end never shows)
+    sandbox_at_first_use: bool = False
 
 
 @dataclass(slots=True)
@@ -129,22 +133,11 @@ class Application:
         self.provider = provider or get_provider(options.settings, options.model)
         self.skill_source = SkillSource(options.launch, options.home)
         if sources is None:
-            from maia.subagents.source import AgentSource
-
             sources = [
                 BuiltinSource(self.list_models),
                 CustomToolSource(options.launch, options.home),
                 self.skill_source,
-                AgentSource(
-                    options.launch,
-                    options.home,
-                    depth=options.depth,
-                    list_models=lambda: self.catalog.models(),  # the catalog /clear may replace
-                    notify=self._notify,
-                    extra_allow=options.allow,
-                    extra_deny=options.deny,
-                    loader=options.agent_loader,
-                ),
+                *self._agent_sources(),
                 *self._mcp_sources(),
                 *options.extra_sources,
             ]
@@ -153,7 +146,8 @@ class Application:
         self.store: SessionStore | None = None
         self.sessions = SessionManager(None, origin=options.origin, lock_wait=options.lock_wait)
         self.report = StartReport()
-        self.sandbox: SandboxPolicy | None = None
+        self._sandbox: SandboxPolicy | None = None
+        self._sandbox_pending = False  # sandbox_at_first_use: worked out at the first read of ``sandbox``
         self.changes = ChangeRecorder()
         self.mode: ApprovalMode = "ask"
         self._auto_explained = False  # "auto acts as edits here" is said once
@@ -209,7 +203,10 @@ class Application:
         elif (options.launch / ".maia" / ".sessions").is_dir():
             self.store = SessionStore.for_launch(options.launch, options.home)  # readable for --resume, never written
         self.sessions.store = self.store if options.save else None
-        self._sandbox_setup()
+        if options.sandbox_at_first_use and self.mcp is None:
+            self._sandbox_pending = True  # every command, hook and check reads ``sandbox`` before it runs
+        else:
+            self._sandbox_setup()
         self._extensions_setup(self.report)
         await self._start_sources(self.sources)
         loadout = self._assemble()
@@ -263,7 +260,15 @@ class Application:
         from maia.core.paths import settings_path
         from maia.inputs.commands import load_commands
 
-        trusted = self._project_trusted()
+        known: list[bool] = []
+
+        def trusted() -> bool:
+            # asked only when the project declares a hook or a command: the check reads every file of the
+            # project that grants something (a sub-agent's start-up cost, issue 29)
+            if not known:
+                known.append(self._project_trusted())
+            return known[0]
+
         self.hooks.config = load_hooks(settings_path(self.options.home), self.options.launch, trusted=trusted)
         report.warnings.extend(self.hooks.config.warnings)
         self.commands = load_commands(
@@ -320,6 +325,19 @@ class Application:
         self._sandbox_setup(report)
         report.infos.append(_("Settings read again from {path}.").format(path=fresh.path))
         self._closing.append(old_provider)
+
+    @property
+    def sandbox(self) -> SandboxPolicy | None:
+        """The OS sandbox under every command MAIA runs (None: off); worked out here at the first read when
+        the front end asked for ``sandbox_at_first_use``."""
+        if self._sandbox_pending:
+            self._sandbox_setup()
+        return self._sandbox
+
+    @sandbox.setter
+    def sandbox(self, policy: SandboxPolicy | None) -> None:
+        self._sandbox_pending = False
+        self._sandbox = policy
 
     def _sandbox_setup(self, report: StartReport | None = None) -> None:
         """The OS sandbox under every command MAIA runs (off where the kernel has no Landlock)."""
@@ -512,10 +530,32 @@ class Application:
             self.attach(direct_context(result))
         return result
 
+    def _agent_sources(self) -> list[ToolSource]:
+        """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents
+        paragraph, no ``&name``), so that the child does not import the sub-agent layer before its first request."""
+        options = self.options
+        if options.depth >= 1 and options.agent_loader is None:
+            return []
+        from maia.subagents.source import AgentSource
+
+        return [
+            AgentSource(
+                options.launch,
+                options.home,
+                depth=options.depth,
+                list_models=lambda: self.catalog.models(),  # the catalog /clear may replace
+                notify=self._notify,
+                extra_allow=options.allow,
+                extra_deny=options.deny,
+                loader=options.agent_loader,
+            )
+        ]
+
     def _mcp_sources(self) -> list[ToolSource]:
-        """The MCP source; none in a sub-agent's process when no mcp.json declares a server: the MCP layer
-        (and its SDK) is not loaded before the child's first request for servers that do not exist."""
-        if self.options.depth >= 1:
+        """The MCP source; none in a sub-agent's process or a workflow's worker when no mcp.json declares a
+        server: the MCP layer (and its SDK) is not loaded before their first request for servers that do not
+        exist (neither has a command that adds one while it runs)."""
+        if self.options.depth >= 1 or self.options.origin == "workflow":
             from maia.mcp.config import project_config_path, user_config_path
 
             paths = (user_config_path(self.options.home), project_config_path(self.options.launch))
@@ -538,8 +578,10 @@ class Application:
     @property
     def mcp(self) -> Any:
         """The MCP source (health, prompts, resources), or None."""
-        from maia.mcp.source import McpSource
-
+        loaded = sys.modules.get("maia.mcp.source")
+        if loaded is None:  # no MCP source exists before its module is loaded: start-up does not import it
+            return None
+        McpSource = loaded.McpSource
         return next((s for s in self.sources if isinstance(s, McpSource)), None)
 
     def refresh_tools(self) -> None:

@@ -154,9 +154,10 @@ def _read(path: Path) -> object:
     return data.get("hooks") if isinstance(data, dict) else None
 
 
-def load_hooks(user_settings: Path, launch: Path, *, trusted: bool) -> HookConfig:
+def load_hooks(user_settings: Path, launch: Path, *, trusted: bool | Callable[[], bool]) -> HookConfig:
     """The user's hooks, then the project's (``.maia/settings.json``, ``.maia/settings.local.json``):
-    a project's only in a trusted folder; otherwise they are listed as ignored."""
+    a project's only in a trusted folder; otherwise they are listed as ignored. ``trusted`` may be a
+    function: asked only when the project declares a hook (the trust check reads the project's files)."""
     config = HookConfig()
     files: list[tuple[Source, Path]] = [
         ("user", user_settings),
@@ -172,7 +173,7 @@ def load_hooks(user_settings: Path, launch: Path, *, trusted: bool) -> HookConfi
             seen.add(real)
         hooks, warnings = parse_hooks(_read(path), path, source)
         config.warnings.extend(warnings)
-        if source == "user" or trusted:
+        if source == "user" or (hooks and (trusted() if callable(trusted) else trusted)):
             config.hooks.extend(hooks)
         else:
             config.ignored.extend(hooks)

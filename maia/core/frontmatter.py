@@ -6,6 +6,7 @@ empty header (``---`` then ``---``) is an empty mapping, for every kind of file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,31 @@ def read_front_matter(text: str, keys: str) -> FrontMatter:
     raise FrontMatterError(_("the YAML header is never closed: add a line --- after it"))
 
 
+# A header of plain ``key: text`` lines only, where YAML could only read each text as that string: it starts
+# with an ASCII letter (no indicator, number or date), holds no ``:``, ``#``, bracket, brace or tab, and is
+# not a word YAML 1.1 reads as a boolean or null. Anything else is yaml's to read.
+_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*): ([A-Za-z][A-Za-z0-9 _.,;!?()/'\"+=*&%$@-]*)")
+_YAML_WORDS = frozenset({"yes", "no", "on", "off", "true", "false", "null", "y", "n"})
+
+
+def _plain(header: str) -> dict[Any, Any] | None:
+    """The mapping of a header of plain lines (what ``yaml.safe_load`` gives), None when in any doubt."""
+    data: dict[Any, Any] = {}
+    for line in header.splitlines():
+        found = _PLAIN_LINE.fullmatch(line)
+        if found is None:
+            return None
+        key, value = found.groups()
+        if value != value.rstrip() or value.lower() in _YAML_WORDS or key.lower() in _YAML_WORDS or key in data:
+            return None
+        data[key] = value
+    return data
+
+
 def _load(header: str, keys: str) -> dict[Any, Any]:
+    plain = _plain(header) if header.strip() else None
+    if plain is not None:
+        return plain  # an AGENT.md or SKILL.md of plain lines costs no yaml import (a workflow's start-up)
     import yaml  # only when a file with a header is read: not on the start-up path
 
     try:

@@ -278,6 +278,7 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         extra_rules=equipment.rules,
         omit_context=definition.omit_md,
         system_prompt=prompt,
+        sandbox_at_first_use=True,  # a task that runs no command never needs the policy (start-up cost)
     )
     app = await Application.open(options, ui)
     agent = app.agent

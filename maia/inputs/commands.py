@@ -146,9 +146,12 @@ def parse_command(name: str, path: Path, source: Source) -> CustomCommand:
     )
 
 
-def load_commands(launch: Path, home: Path, *, trusted: bool, reserved: Collection[str] = ()) -> CommandSet:
+def load_commands(
+    launch: Path, home: Path, *, trusted: bool | Callable[[], bool], reserved: Collection[str] = ()
+) -> CommandSet:
     """The user's commands, then the project's (only in a trusted folder; a project's wins on a clash);
-    a name that shadows a built-in command is refused with a warning."""
+    a name that shadows a built-in command is refused with a warning. ``trusted`` may be a function: asked
+    only when the project has a command (the trust check reads the project's files)."""
     found = CommandSet()
     builtin = {name.lower() for name in reserved}
     layers: list[tuple[Source, list[tuple[str, Path]]]] = [
@@ -175,7 +178,7 @@ def load_commands(launch: Path, home: Path, *, trusted: bool, reserved: Collecti
                 )
                 found.ignored.append((command, _("shadows a built-in command")))
                 continue
-            if source == "project" and not trusted:
+            if source == "project" and not (trusted() if callable(trusted) else trusted):
                 found.ignored.append((command, _("ignored (untrusted)")))
                 continue
             found.commands[name] = command

@@ -7,6 +7,8 @@ import json
 import os
 import re
 import ssl
+import sys
+import threading
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing, suppress
 from datetime import UTC, datetime
@@ -53,12 +55,49 @@ from maia.provider.sse import (
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=15.0)
 
 
+class _StoreAtFirstHandshake(ssl.SSLContext):
+    """A client context that verifies as httpx's default one (hostname checked, certificate required,
+    certifi or SSL_CERT_FILE/SSL_CERT_DIR), whose certificate store is loaded just before its first TLS
+    connection: a loopback ``http://`` proxy never pays for it (tens of milliseconds before a first request)."""
+
+    _lock = threading.Lock()
+    _store_loaded = False
+
+    def _load_store(self) -> None:
+        with self._lock:
+            if self._store_loaded:
+                return
+            if os.environ.get("SSL_CERT_FILE"):
+                self.load_verify_locations(cafile=os.environ["SSL_CERT_FILE"])
+            elif os.environ.get("SSL_CERT_DIR"):
+                self.load_verify_locations(capath=os.environ["SSL_CERT_DIR"])
+            else:
+                import certifi
+
+                self.load_verify_locations(cafile=certifi.where())
+            self._store_loaded = True
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        """The store first (a failure to load it fails the connection: nothing goes unverified)."""
+        self._load_store()
+        return super().wrap_socket(*args, **kwargs)
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        """The store first (asyncio's and anyio's TLS go through here)."""
+        self._load_store()
+        return super().wrap_bio(*args, **kwargs)
+
+
 @functools.cache
 def tls_context() -> ssl.SSLContext:
     """The TLS settings httpx would build for each client (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), built
-    once per process: loading the certificate store costs tens of milliseconds, and the model list, the
-    provider and its twins for sub-agents each open a client before the first answer (start-up cost)."""
-    return httpx.create_ssl_context()
+    once per process: the model list, the provider and its twins for sub-agents each open a client before
+    the first answer. The certificate store loads at the first TLS connection (start-up cost)."""
+    context = _StoreAtFirstHandshake(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname, as default
+    keylog = os.environ.get("SSLKEYLOGFILE")  # as ssl.create_default_context does
+    if keylog and not sys.flags.ignore_environment:
+        context.keylog_filename = keylog
+    return context
 
 
 def client_timeout(settings: Settings) -> httpx.Timeout:

@@ -267,9 +267,9 @@ def load_custom_tools(launch: Path, home: Path) -> LoadedCustomTools:
 
     loaded = LoadedCustomTools()
     taken: dict[str, str] = {}
-    trusted = folder_trusted(launch, home)
     for scope, base in (("project", launch / ".maia" / "tools"), ("user", home / "tools")):
-        if not base.is_dir() or (scope == "project" and not trusted):
+        # the trust check (it reads every granting file of the project) only for a project that has tools
+        if not base.is_dir() or (scope == "project" and not folder_trusted(launch, home)):
             continue
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             path = next((folder / n for n in ("TOOL.json", "tool.json") if (folder / n).is_file()), None)

@@ -272,9 +272,14 @@ class Worker:
     def _claim(self) -> None:
         """This process runs the workflow: its pid (and start time) tell the others whether it still lives."""
         pid = os.getpid()
+        identity = process_identity(pid)
+        with contextlib.suppress(WorkflowFileError, OSError):
+            record = self.workflow.read()
+            if record.get("pid") == pid and record.get("processStart") == identity:
+                return  # `maia run -d` recorded this process when it started it: no second write before the request
 
         def change(data: dict[str, Any]) -> None:
-            data.update(pid=pid, processStart=process_identity(pid))
+            data.update(pid=pid, processStart=identity)
 
         self.workflow.update(change)
 

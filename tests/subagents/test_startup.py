@@ -1,0 +1,111 @@
+"""Issue 29, item 6: a sub-agent's process loads only what its first request needs, and its sandbox is
+still in place before its first command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maia.app.application import Application, AppOptions
+from maia.core.settings import load_settings
+from maia.process.sandbox.policy import policy_from_settings
+from maia.provider.fake import ScriptedProvider, text_turn, tool_turn
+from maia.subagents.launcher import launch_subagent
+from tests.agent.helpers import RecordingUI
+from tests.streams import text_stream
+from tests.subagents.conftest import ScriptedLiteLLM
+from tests.subagents.test_process import definition, spec_for
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX child")
+
+# Run before the child's own code: at the first chat request it sends, the modules it has loaded go to a file.
+PROBE = """
+import json, socket, sys
+OUT = sys.argv[1]
+_send = socket.socket.send
+def send(self, data, *args):
+    if not getattr(send, "done", False) and b"/chat/completions" in bytes(data[:300]):
+        send.done = True
+        with open(OUT, "w") as out:
+            json.dump(sorted(sys.modules), out)
+    return _send(self, data, *args)
+socket.socket.send = send
+"""
+
+# What a task's first request never needs in a sub-agent's process: the sandbox policy (until a command),
+# the MCP layer (no mcp.json), the sub-agent layer (no nesting), the permission and search engines (until a
+# tool is called), the tokenizer, jsonschema and yaml (the child reads no AGENT.md: its definition travels in
+# the start message; the user's agents here, as a project's would be read by the folder's trust check).
+NOT_BEFORE_THE_FIRST_REQUEST = [
+    "maia.process.sandbox.policy",
+    "maia.mcp.source",
+    "maia.mcp.client",
+    "maia.subagents.source",
+    "maia.subagents.tool",
+    "maia.permissions.engine",
+    "maia.search.engine",
+    "tiktoken",
+    "jsonschema",
+    "yaml",
+]
+
+
+def probed_child(out: Path) -> list[str]:
+    """The child's command (``python -I``, as MAIA starts it) with the probe in front of its entry point."""
+    code = PROBE + "from maia.frontends.subagent import main\nsys.exit(main())\n"
+    return [sys.executable, "-I", "-c", code, str(out)]
+
+
+async def test_a_child_loads_only_what_its_first_request_needs(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path, tmp_path: Path
+) -> None:
+    make_agent("rev", base=home / "agents")
+    script.add("rev", text_stream("All good."))
+    out = tmp_path / "modules.json"
+    result = await launch_subagent(
+        spec_for(definition(home, project, "rev"), "check a.py", project, home), command=probed_child(out)
+    )
+    assert result.ok, (result.error, result.stderr_tail)
+    loaded = json.loads(out.read_text())
+    assert "maia.app.application" in loaded and "httpx" in loaded  # the probe saw the real request
+    assert [name for name in NOT_BEFORE_THE_FIRST_REQUEST if name in loaded] == []
+
+
+async def test_the_sandbox_is_worked_out_before_the_first_command(
+    home: Path, project: Path, write_settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sandbox_at_first_use``: nothing worked out at start; the first command runs under the same policy
+    an eager start would have given it."""
+    import maia.tools.bash as bash
+
+    seen: list[Any] = []
+    real = bash.run_shell
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("sandbox"))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(bash, "run_shell", spy)
+    write_settings(permissions={"allow": ["Bash(echo *)"]})
+    settings = load_settings(home)
+    options = AppOptions(
+        launch=project, home=home, settings=settings, model="m", save=False, origin="subagent", depth=1,
+        sandbox_at_first_use=True,
+    )  # fmt: skip
+    provider = ScriptedProvider([tool_turn(("Bash", {"command": "echo hi"})), text_turn("done")])
+    app = await Application.open(options, RecordingUI(), provider=provider)  # type: ignore[arg-type]
+    try:
+        assert app._sandbox_pending  # nothing worked out before the first request
+
+        async def never(_wait: object) -> bool:
+            return False
+
+        await app.send("run it", on_wait=never)
+    finally:
+        await app.aclose()
+    assert seen == [policy_from_settings(settings, project)]
