@@ -1,12 +1,24 @@
-"""``python -m maia`` runs the ``maia`` command; ``python -m maia --subagent`` is a sub-agent's process."""
+"""``python -m maia`` runs the ``maia`` command; ``python -m maia --subagent`` is a sub-agent's process.
+
+:func:`run` is also the installed ``maia`` script's entry point: it is this small so that a Ctrl+C pressed
+while the command's modules load ends the program quietly (status 130), without a traceback.
+"""
 
 import sys
 
-if sys.argv[1:] == ["--subagent"]:  # hidden: only MAIA starts it (maia.subagents.launcher), never Click
-    from maia.frontends.subagent import main as subagent_main
 
-    sys.exit(subagent_main())
+def run() -> None:
+    """Run the ``maia`` command (or a sub-agent's process); a Ctrl+C while it loads exits with 130."""
+    try:
+        if sys.argv[1:] == ["--subagent"]:  # hidden: only MAIA starts it (maia.subagents.launcher), never Click
+            from maia.frontends.subagent import main as subagent_main
 
-from maia.commands import main
+            sys.exit(subagent_main())
+        from maia.commands import main
+    except KeyboardInterrupt:
+        sys.exit(130)  # interrupted while loading, before any handler of MAIA's own was in place
+    main()
 
-main()
+
+if __name__ == "__main__":
+    run()
