@@ -76,19 +76,19 @@ def _make_key(path: Path) -> bytes | None:
     return _read_key(path)
 
 
-def _message(folder: Path, session_id: str) -> bytes:
-    real = os.path.realpath(folder).encode("utf-8", "surrogateescape")
-    return _CONTEXT + real + b"\x00" + session_id.encode("utf-8", "surrogateescape")
+def _message(real: str, session_id: str) -> bytes:
+    return _CONTEXT + real.encode("utf-8", "surrogateescape") + b"\x00" + session_id.encode("utf-8", "surrogateescape")
 
 
-def _seal(home: str, folder: str, session_id: str, create: bool) -> str | None:
+def _seal(home: str, folder: str, session_id: str, create: bool, real: str | None = None) -> str | None:
     cached = _SEALS.get((home, folder, session_id))
     if cached is not None:
         return cached
     key = _key(home, create)
     if key is None:
         return None
-    value = hmac.new(key, _message(Path(folder), session_id), hashlib.sha256).hexdigest()
+    message = _message(real if real is not None else os.path.realpath(folder), session_id)
+    value = hmac.new(key, message, hashlib.sha256).hexdigest()
     if len(_SEALS) > 1024:  # a long-lived process (a workflow worker) reads many sessions
         _SEALS.clear()
     _SEALS[(home, folder, session_id)] = value
@@ -103,9 +103,10 @@ def seal(home: Path, folder: Path, session_id: str) -> str:
     return value
 
 
-def sealed(home: Path, folder: Path, session_id: str, value: object) -> bool:
-    """Whether ``value`` is this user's seal for the session ``session_id`` of ``folder``."""
+def sealed(home: Path, folder: Path, session_id: str, value: object, real: str | None = None) -> bool:
+    """Whether ``value`` is this user's seal for the session ``session_id`` of ``folder`` (``real``: the
+    folder's real path when the caller has just worked it out, as a listing does once for all its files)."""
     if not isinstance(value, str) or not value:
         return False
-    expected = _seal(str(home), str(folder), session_id, False)
+    expected = _seal(str(home), str(folder), session_id, False, real)
     return expected is not None and hmac.compare_digest(expected, value)

@@ -268,6 +268,8 @@ class SessionStore:
         self.home = home if home is not None else maia_home()  # where the sealing key is
         self.written: EncodedSession | None = None  # what the last write wrote (its digest)
         self.launch: Path | None = None  # the launch folder the sessions folder must lie in
+        # during one listing: (linked away, the folder's real path), worked out once rather than per file
+        self._listing_paths: tuple[bool, str] | None = None
 
     @classmethod
     def for_launch(cls, launch: Path, home: Path | None = None) -> SessionStore:
@@ -520,11 +522,18 @@ class SessionStore:
         from maia.sessions.seal import sealed
 
         found = _HEAD_ID.search(head)  # the body's own id comes first (the summary's strings are escaped)
-        return found is not None and not self.linked_away and sealed(self.home, self.folder, found.group(1), value)
+        if found is None:
+            return False
+        linked, real = self._listing_paths or (self.linked_away, None)
+        return not linked and sealed(self.home, self.folder, found.group(1), value, real)
 
     def listing(self) -> list[SessionInfo]:
         """Every session, most recently changed first; broken files included, marked."""
-        infos = [self.info(n) for n in self.names()]
+        self._listing_paths = (self.linked_away, os.path.realpath(self.folder))
+        try:
+            infos = [self.info(n) for n in self.names()]
+        finally:
+            self._listing_paths = None
         return sorted(infos, key=lambda i: (i.sort_key, i.name), reverse=True)
 
     def owner_of(self, name: str) -> str | None:

@@ -246,11 +246,15 @@ def test_keys_typed_ahead_never_answer_a_question(
     sentence = "yes sure, stop asking and say no"
     appeared_at: int | None = None
     for n, char in enumerate(sentence):  # typed steadily while the question appears
+        if appeared_at is None and n == len(sentence) - 8:
+            # a loaded machine can be slower than the typist: the last keys are typed once it is up
+            term.wait_for("Allow Write: x.txt?")
         term.send(char)
         term.pump(0.06)
         if appeared_at is None and "Allow Write: x.txt?" in term.text():
             appeared_at = n
-    assert appeared_at is not None and appeared_at < len(sentence) - 3, "the question came after the sentence"
+    # keys were typed both before the question (the model takes 1.5 s) and while it was on screen
+    assert appeared_at is not None and 0 < appeared_at < len(sentence) - 3
     term.pump(0.6)
     assert "Allow Write: x.txt?" in term.text()  # still asked: nothing answered it
     assert not (project / "x.txt").exists() and "stopped" not in term.everything()
