@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from pytest_httpserver import HTTPServer  # noqa: E402
 from werkzeug import Request, Response  # noqa: E402
 
+from bench.common import rounds  # noqa: E402
 from tests.e2e.terminal import Terminal, chat_env  # noqa: E402
 
 STACK = (
@@ -207,7 +208,7 @@ def redraw_costs(lengths: tuple[int, ...] = (1_000, 10_000, 100_000, 200_000)) -
 
 def main() -> None:
     """Measure and print."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    runs = rounds(sys.argv[1:], 7, __doc__)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = HTTPServer()
     server.start()

@@ -30,6 +30,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from common import rounds
+
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "m"
 _TASK = re.compile(rb"bench task (\d+)")
@@ -145,7 +147,7 @@ def main() -> None:
         at = args.index("--against")
         other = args[at + 1]
         del args[at : at + 2]
-    runs = int(args[0]) if args else 9
+    runs = rounds(args, 9, __doc__)
     _compile_both_sides(other)
     sys.path.insert(0, str(ROOT))
     from maia.subagents.definitions import load_agents

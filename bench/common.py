@@ -126,3 +126,17 @@ def dump(path: str | None, data: object) -> None:
     if path:
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1)
+
+
+def rounds(args: Sequence[str], default: int, doc: str | None) -> int:
+    """The number of rounds a bench script was given (its first argument); ``-h`` prints its docstring."""
+    if not args:
+        return default
+    if args[0] in ("-h", "--help"):
+        print((doc or "").strip())
+        print(f"\nusage: {sys.argv[0]} [ROUNDS]   (default {default})")
+        raise SystemExit(0)
+    try:
+        return int(args[0])
+    except ValueError:
+        raise SystemExit(f"{sys.argv[0]}: ROUNDS must be a number, not {args[0]!r} (-h for help)") from None

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import rounds
+
 from maia.context.tokens import TokenCounter, block_text, encoding
 from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from maia.sessions.codec import SavedSession
@@ -127,7 +129,7 @@ def encoder_memory() -> None:
 
 def main() -> None:
     """Measure and print."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    runs = rounds(sys.argv[1:], 15, __doc__)
     encoder_memory()
     enc = encoding()
     messages = make_messages(200_000, 400)

@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common import rounds
+
 from maia.permissions import explain
 from maia.permissions.bash import _parser, analyze
 
@@ -105,7 +107,7 @@ def cpu_interleaved(cases: list[Callable[[], object]], runs: int) -> list[tuple[
 
 def main() -> None:
     """Measure and print the medians and minimums, each case beside its reference."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    runs = rounds(sys.argv[1:], 20, __doc__)
     launch = Path(tempfile.gettempdir())
     cases = [
         ("2 KB compound, all covered", build_command(2048, PLAIN_PIECES), 5.0, "allow"),

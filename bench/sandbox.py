@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from common import rounds
+
 from maia.process.sandbox.policy import SandboxPolicy, landlock_abi, namespace_support
 
 LANDLOCK_TARGET_MS = 12.0
@@ -93,7 +95,7 @@ def _cpu_costs(argvs: Sequence[Sequence[str] | None], runs: int) -> list[float |
 
 def main() -> None:
     """Measure and print the medians side by side, and what each sandbox adds."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    runs = rounds(sys.argv[1:], 40, __doc__)
     abi, reason = landlock_abi()
     usable, why = namespace_support()
     with tempfile.TemporaryDirectory() as tmp:

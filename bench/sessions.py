@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import interleaved, report
+from common import interleaved, report, rounds
 from context import WORDS  # the same vocabulary as the context benchmark
 
 from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -86,7 +86,7 @@ def _compile_both_sides() -> None:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    runs = rounds(sys.argv[1:], 9, __doc__)
     _compile_both_sides()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

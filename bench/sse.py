@@ -17,7 +17,7 @@ import codecs
 import json
 import sys
 
-from common import interleaved, report
+from common import interleaved, report, rounds
 from httpx._decoders import LineDecoder
 
 from maia.provider.sse import SseDecoder, StreamAssembler, parse_stream
@@ -131,7 +131,7 @@ def maia_incremental(data: bytes, size: int = 4096) -> int:
 
 def main() -> None:
     """Measure and print the medians and ratios."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    runs = rounds(sys.argv[1:], 20, __doc__)
     data = make_stream()
     events, done = parse_stream(data)
     assert done and events, "the benchmark stream must parse completely"

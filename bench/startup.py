@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from common import interleaved, report, time_command
+from common import interleaved, report, rounds, time_command
 
 BARE_GROUP = '''import click
 
@@ -30,7 +30,7 @@ if __name__ == "__main__":
 
 def main() -> None:
     """Measure and print the medians and ratios."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    runs = rounds(sys.argv[1:], 15, __doc__)
     python = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "bare.py"
