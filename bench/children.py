@@ -17,7 +17,6 @@ exists (MAIA's children may not write one): the script compiles both sides first
 from __future__ import annotations
 
 import asyncio
-import compileall
 import json
 import os
 import re
@@ -27,10 +26,10 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from common import rounds
+from common import LoopbackProxy, compile_caches, rounds, sse_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "m"
@@ -52,43 +51,8 @@ FIRST: dict[int, float] = {}  # task number → when the server first saw it (ti
 _LOCK = threading.Lock()
 
 
-def _stream(text: str) -> bytes:
-    chunks = [
-        {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "model": MODEL,
-            "choices": [{"index": 0, "delta": {"content": text}}],
-        },
-        {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "model": MODEL,
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-        },
-    ]
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
-
-
-class _Proxy(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes, kind: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        models = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
-        self._send(
-            json.dumps(models if self.path.startswith("/v1/models") else {"data": []}).encode(), "application/json"
-        )
+class _Proxy(LoopbackProxy):
+    models = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -96,15 +60,11 @@ class _Proxy(BaseHTTPRequestHandler):
         if found:
             with _LOCK:
                 FIRST.setdefault(int(found.group(1)), time.monotonic())
-        self._send(_stream("Done."), "text/event-stream")
+        self.send_body(sse_answer("Done.", MODEL), "text/event-stream")
 
 
 def _compile_both_sides(other: str | None = None) -> None:
-    compileall.compile_dir(str(ROOT / "maia"), quiet=1)
-    compileall.compile_dir(str(ROOT / "commands"), quiet=1)
-    for path in sys.path:
-        if path.endswith("site-packages"):
-            compileall.compile_dir(path, quiet=1, maxlevels=20)
+    compile_caches(ROOT)
     if other is not None:  # the other install compiles its own tree and packages
         code = (
             "import compileall, os, sys, maia\n"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 Row = tuple[str, float, float | None, float | None]  # (label, measured s, reference s or None = skipped, target)
 
@@ -140,3 +142,56 @@ def rounds(args: Sequence[str], default: int, doc: str | None) -> int:
         return int(args[0])
     except ValueError:
         raise SystemExit(f"{sys.argv[0]}: ROUNDS must be a number, not {args[0]!r} (-h for help)") from None
+
+
+def sse_answer(text: str, model: str = "m") -> bytes:
+    """A LiteLLM streamed answer holding ``text`` (one content chunk, then the end with usage)."""
+    chunks = [
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": {"content": text}}],
+        },
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+        },
+    ]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+class LoopbackProxy(BaseHTTPRequestHandler):
+    """A LiteLLM-shaped server for benches (stdlib only): ``/v1/models`` lists ``models``; a subclass answers POST."""
+
+    protocol_version = "HTTP/1.1"
+    models: bytes = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+
+    def log_message(self, *args: object) -> None:
+        """Quiet: a bench prints its own figures only."""
+
+    def send_body(self, body: bytes, kind: str) -> None:
+        """Answer 200 with ``body``."""
+        self.send_response(200)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        """The model list; any other GET (``/model/info``) an empty list."""
+        self.send_body(self.models if self.path.startswith("/v1/models") else b'{"data": []}', "application/json")
+
+
+def compile_caches(root: Path) -> None:
+    """Bytecode for MAIA and its libraries: with PYTHONDONTWRITEBYTECODE set, each start would compile them."""
+    import compileall
+
+    for folder in (root / "maia", root / "commands"):
+        compileall.compile_dir(str(folder), quiet=1)
+    for path in sys.path:
+        if path.endswith("site-packages"):
+            compileall.compile_dir(path, quiet=1, maxlevels=20)

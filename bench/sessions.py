@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import interleaved, report, rounds
+from common import compile_caches, interleaved, report, rounds
 from context import WORDS  # the same vocabulary as the context benchmark
 
 from maia.core.contracts import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -73,21 +73,9 @@ def many_sessions(project: Path, count: int, each_bytes: int) -> None:
         store.write(SavedSession(name=f"session_{n:04d}", model="m", messages=messages))
 
 
-def _compile_both_sides() -> None:
-    """Bytecode for MAIA and its libraries: with PYTHONDONTWRITEBYTECODE set, each start would compile them."""
-    import compileall
-
-    root = Path(__file__).resolve().parents[1]
-    for folder in (root / "maia", root / "commands"):
-        compileall.compile_dir(str(folder), quiet=1)
-    for path in sys.path:
-        if path.endswith("site-packages"):
-            compileall.compile_dir(path, quiet=1, maxlevels=20)
-
-
 def main() -> None:
     runs = rounds(sys.argv[1:], 9, __doc__)
-    _compile_both_sides()
+    compile_caches(Path(__file__).resolve().parents[1])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -17,7 +17,6 @@ is set and no cache exists: the script compiles both sides first.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import statistics
@@ -26,11 +25,13 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import LoopbackProxy, compile_caches, sse_answer  # noqa: E402  (bench/ is this script's folder)
 
 MODELS = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "max_input_tokens": 128000}]}).encode()
 Turn = tuple[float, float]  # (wall seconds, RSS MiB)
@@ -48,44 +49,12 @@ def answer_to(body: bytes) -> str:
     return f"Answer to {str(last).strip().splitlines()[-1] if str(last).strip() else 'you'}. This is a short answer."
 
 
-def _stream(text: str) -> bytes:
-    chunks = [
-        {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "model": "m",
-            "choices": [{"index": 0, "delta": {"content": text}}],
-        },
-        {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "model": "m",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-        },
-    ]
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
-
-
-class _Proxy(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes, kind: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self._send(MODELS if self.path.startswith("/v1/models") else b'{"data": []}', "application/json")
+class _Proxy(LoopbackProxy):
+    models = MODELS
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        self._send(_stream(answer_to(body)), "text/event-stream")
+        self.send_body(sse_answer(answer_to(body)), "text/event-stream")
 
 
 # The minimal client: one request; with a conversation file, it sends the conversation and adds to it.
@@ -248,11 +217,7 @@ def main() -> None:
     parser.add_argument("--skip-chat", action="store_true", help="no chat series (no test extras)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     options = parser.parse_args()
-    compileall.compile_dir(str(ROOT / "maia"), quiet=1)
-    compileall.compile_dir(str(ROOT / "commands"), quiet=1)
-    for path in sys.path:
-        if path.endswith("site-packages"):
-            compileall.compile_dir(path, quiet=1, maxlevels=20)
+    compile_caches(ROOT)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
