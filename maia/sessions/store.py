@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import json
 import os
 import re
@@ -89,7 +90,16 @@ class SessionLock:
         import fcntl
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE)
+        try:
+            # never through a link: a repository could ship `.NAME.lock` pointing at a file to truncate
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, PRIVATE)
+        except OSError as error:
+            if error.errno != errno.ELOOP:
+                raise
+            raise SessionError(
+                _("{path} is a symbolic link: MAIA never writes a session's lock through one.").format(path=self.path),
+                hint=_("Remove it (it is not MAIA's), then try again."),
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

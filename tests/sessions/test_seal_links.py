@@ -65,3 +65,19 @@ def test_a_launch_folder_reached_through_a_link_keeps_its_sessions(tmp_path: Pat
     assert not store.linked_away
     store.write(SavedSession(name="work", messages=[Message("user", [TextBlock("hi")])]))
     assert SessionStore.for_launch(real, home).is_own(store.load("work"))
+
+
+def test_a_planted_lock_link_is_refused_and_its_target_left_whole(tmp_path: Path) -> None:
+    """A repository ships ``.maia/.sessions/.NAME.lock`` as a link to a file of the user's: opening the
+    session never truncates or writes that file; it is refused with a clear message."""
+    from maia.sessions.store import SessionLock
+
+    project, victim = tmp_path / "project", tmp_path / "precious.txt"
+    folder = project / ".maia" / ".sessions"
+    folder.mkdir(parents=True)
+    victim.write_text("keep me\n")
+    lock = SessionLock(folder, "work", "chat")
+    os.symlink(victim, lock.path)
+    with pytest.raises(SessionError, match="symbolic link"):
+        lock.acquire()
+    assert victim.read_text() == "keep me\n"
