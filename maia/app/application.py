@@ -525,6 +525,7 @@ class Application:
             extra_allow=self.options.allow,
             extra_deny=self.options.deny,
             remember=self.remember,
+            keep_spare=True,  # discarded with the agent source when the application closes
         )
         if result.ok:
             self.attach(direct_context(result))

@@ -148,6 +148,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _settings_grants(launch: Path, home: Path) -> list[Grant]:
     from maia.core.paths import settings_path
+
     INERT_KEY = _mechanism("maia.permissions.rules").INERT_KEY
 
     grants: list[Grant] = []

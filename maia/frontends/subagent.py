@@ -376,9 +376,30 @@ async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> Non
             return
 
 
+def warm_up() -> None:
+    """Load what every run needs before its first request, so that a spare child waits with it loaded.
+
+    A child started for a call would load the same modules a moment later (the application, the HTTP
+    client's transport and its asyncio layer); a spare (see ``launcher``) loads them before its task comes.
+    """
+    import maia.app.application
+    import maia.app.equipment
+    import maia.app.retry
+    import maia.subagents.prompt  # noqa: F401
+
+    with contextlib.suppress(ImportError):  # httpx's own, loaded at its first connection
+        import anyio  # noqa: F401
+        import httpcore  # noqa: F401
+
+
 async def serve(channel: Channel) -> int:
-    """Wait for ``start``, run the task, send ``done``; the exit status."""
+    """Load, say ``ready``, wait for ``start``, run the task, send ``done``; the exit status."""
     channel.start()
+    warm_up()
+    try:
+        channel.send(protocol.ready())
+    except ChannelClosed:
+        return 1
     first = await channel.receive()
     if first is None:
         return 1

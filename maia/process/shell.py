@@ -295,9 +295,7 @@ async def run_shell(
         if sandbox.uses_namespaces:
             argv, args_fd = _bwrap_args_file(argv)
         fds = tuple(fd for fd in (status_write, args_fd, code_fd) if fd is not None)
-        spawn = asyncio.ensure_future(
-            _spawn(argv, cwd, full_env, separate_stderr, fds, stdin=input_data is not None)
-        )
+        spawn = asyncio.ensure_future(_spawn(argv, cwd, full_env, separate_stderr, fds, stdin=input_data is not None))
     else:
         spawn = asyncio.ensure_future(_spawn(command, cwd, full_env, separate_stderr, stdin=input_data is not None))
     try:

@@ -146,7 +146,7 @@ async def glob_paths(pattern: str, base: Path, *, limit: int = 0, engine: str | 
     # one folder's listing (no "**", one level) costs less in Python than starting ripgrep
     binary = _engine(engine) if depth != 1 else None
     if binary is not None:
-        found = await rg.list_files(binary, walk_root, _rg_name_glob(relative), walk_root, max_depth=depth)
+        found = await rg.list_files(binary, walk_root, _rg_name_glob(relative), max_depth=depth)
         prefix = start + "/" if start else ""
         if prefix:
             found = [prefix + r for r in found]

@@ -95,6 +95,11 @@ def _seal(home: str, folder: str, session_id: str, create: bool, real: str | Non
     return value
 
 
+def has_key(home: Path) -> bool:
+    """Whether this home has its key (none yet: no session of it is sealed)."""
+    return _key(str(home), False) is not None
+
+
 def seal(home: Path, folder: Path, session_id: str) -> str:
     """The seal MAIA writes in a session file of ``folder`` (the key is made on first use)."""
     value = _seal(str(home), str(folder), session_id, True)

@@ -279,7 +279,7 @@ class SessionStore:
         self.written: EncodedSession | None = None  # what the last write wrote (its digest)
         self.launch: Path | None = None  # the launch folder the sessions folder must lie in
         # during one listing: (linked away, the folder's real path), worked out once rather than per file
-        self._listing_paths: tuple[bool, str] | None = None
+        self._listing_paths: tuple[bool, str | None] | None = None  # (linked away, real path), per listing
 
     @classmethod
     def for_launch(cls, launch: Path, home: Path | None = None) -> SessionStore:
@@ -484,10 +484,13 @@ class SessionStore:
         )
 
     def _quick_info(self, name: str, path: Path) -> SessionInfo | None:
-        try:
-            with path.open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                head = handle.read(SUMMARY_HEAD).decode("utf-8", "replace")
+        try:  # no file object: a listing opens hundreds of files for a few hundred bytes each
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                size = os.fstat(fd).st_size
+                head = os.read(fd, SUMMARY_HEAD).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
         except OSError:
             return None
         summary = read_summary(head)
@@ -539,7 +542,12 @@ class SessionStore:
 
     def listing(self) -> list[SessionInfo]:
         """Every session, most recently changed first; broken files included, marked."""
-        self._listing_paths = (self.linked_away, os.path.realpath(self.folder))
+        from maia.sessions.seal import has_key
+
+        # worked out once for all the files; without a key (no session sealed yet) nothing is this user's
+        # own, and no file makes the key be looked for again
+        linked = self.linked_away or not has_key(self.home)
+        self._listing_paths = (linked, None if linked else os.path.realpath(self.folder))
         try:
             infos = [self.info(n) for n in self.names()]
         finally:

@@ -361,8 +361,12 @@ async def launch_subagent(
     on_wait: OnWait | None = None,
     on_tool: OnTool | None = None,
     ask: AskApproval | None = None,
+    keep_spare: bool = False,
 ) -> SubAgentResult:
     """Run one sub-agent to its end; failures are results, cancellation (Ctrl+C) stops the child then propagates.
+
+    A spare child started for the same command, folder and environment is used when there is one;
+    ``keep_spare``: once this run has ended, start one for the next call (see ``_Spare``).
 
     ``confirm`` asks the user (None: every question is answered no); ``on_log`` shows the child's logs;
     ``timeout`` None: no time limit of its own (a workflow's limit bounds it); ``on_wait`` hears when the
@@ -371,22 +375,18 @@ async def launch_subagent(
     """
     started = time.monotonic()
     name = spec.definition.name
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *(command or child_command()),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=spec.launch,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-            limit=protocol.MAX_LINE,
-        )
-    except OSError as error:
-        return SubAgentResult(
-            name, False, error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error)
-        )
-    guardian.watch(process.pid)  # the child's group dies with this process, even by SIGKILL
+    argv = list(command or child_command())
+    key = _spare_key(argv, env, spec)
+    process = _take_spare(key)
+    if process is None:
+        try:
+            process = await _spawn(argv, env, spec)
+        except OSError as error:
+            return SubAgentResult(
+                name,
+                False,
+                error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error),
+            )
     run = _Run(spec, process, confirm, on_log, kill_grace, on_wait, on_tool, ask)
     result = SubAgentResult(name, False)
     try:
@@ -409,7 +409,177 @@ async def launch_subagent(
         raise
     await run.close()
     _finish(run, result, started, timeout)
+    if keep_spare:
+        _replace_spare(key, argv, env, spec)
     return result
+
+
+# Spare children. A child spends most of its start loading Python modules (a few hundred; the parent
+# waits on its first request for about twice the time a bare import of its own module takes). Once a
+# conversation has run a sub-agent, the next one is likely: a spare child is started when a run ends,
+# loads its modules and waits for its ``start`` (the task, the definition and every setting come only
+# then, so a spare knows nothing that could go stale). The next call with the same command, folder
+# and environment takes it; anything else discards it. One per event loop, at most; closed with the
+# sub-agent source (and, like every child, killed by the guardian if this process dies).
+
+
+@dataclass(eq=False, slots=True)
+class _Spare:
+    key: tuple[Any, ...]
+    process: asyncio.subprocess.Process
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    watcher: asyncio.Task[None] | None = None
+
+
+_spares: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Spare] = weakref.WeakKeyDictionary()
+_starting: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+def _spare_key(argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> tuple[Any, ...]:
+    """What a spare must have been started with to serve a call: the same command, folder and environment."""
+    environment = env if env is not None else os.environ
+    return (tuple(argv), str(spec.launch), tuple(sorted(environment.items())))
+
+
+async def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> asyncio.subprocess.Process:
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=spec.launch,
+        env=dict(env) if env is not None else None,
+        start_new_session=True,
+        limit=protocol.MAX_LINE,
+    )
+    guardian.watch(process.pid)  # the child's group dies with this process, even by SIGKILL
+    return process
+
+
+def _take_spare(key: tuple[Any, ...]) -> asyncio.subprocess.Process | None:
+    """This loop's spare child if it was started for ``key`` and still runs (it is then no spare any more)."""
+    loop = asyncio.get_running_loop()
+    spare = _spares.pop(loop, None)
+    if spare is None:
+        return None
+    if spare.watcher is not None:
+        spare.watcher.cancel()  # its ``ready`` line, if still unread, reaches the run, which ignores it
+    if spare.key != key or spare.process.returncode is not None:
+        _discard_later(spare.process)
+        return None
+    return spare.process
+
+
+def _replace_spare(key: tuple[Any, ...], argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> None:
+    """Start a spare for ``key`` in the background, unless one is already there or starting."""
+    loop = asyncio.get_running_loop()
+    current = _spares.get(loop)
+    if current is not None and current.key == key and current.process.returncode is None:
+        return
+    starting = _starting.get(loop)
+    if starting is not None and not starting.done():
+        return
+    _starting[loop] = loop.create_task(_start_spare(key, argv, env, spec))
+
+
+async def _start_spare(
+    key: tuple[Any, ...], argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec
+) -> None:
+    try:
+        process = await _spawn(argv, env, spec)
+    except OSError:
+        return  # the next call starts its own child and says why if it cannot
+    loop = asyncio.get_running_loop()
+    old = _spares.pop(loop, None)
+    if old is not None:
+        if old.watcher is not None:
+            old.watcher.cancel()
+        _discard_later(old.process)
+    spare = _Spare(key, process)
+    spare.watcher = loop.create_task(_await_ready(spare))
+    _spares[loop] = spare
+
+
+async def _await_ready(spare: _Spare) -> None:
+    """Read the spare's ``ready`` line (anything else, or its end, and it is no spare: discarded)."""
+    stdout = spare.process.stdout
+    assert stdout is not None
+    try:
+        line = await stdout.readline()
+        ok = protocol.decode(line).get("type") == "ready"
+    except (ValueError, OSError, ProtocolError):
+        ok = False
+    if ok:
+        spare.ready.set()
+        return
+    loop = asyncio.get_running_loop()
+    if _spares.get(loop) is spare:
+        del _spares[loop]
+    _discard_later(spare.process)
+
+
+_discarding: set[asyncio.Task[None]] = set()
+
+
+def _discard_later(process: asyncio.subprocess.Process) -> None:
+    task = asyncio.get_running_loop().create_task(_discard(process))
+    _discarding.add(task)
+    task.add_done_callback(_discarding.discard)
+
+
+async def _discard(process: asyncio.subprocess.Process) -> None:
+    """Kill a spare child (it holds no task: nothing is lost) and reap it."""
+    if process.returncode is None:
+        kill_tree(process.pid)
+    with contextlib.suppress(ProcessLookupError):
+        await process.wait()
+    guardian.release(process.pid)
+    for pipe in (process.stdout, process.stderr):  # read to their end so that they close now
+        if pipe is not None:
+            with contextlib.suppress(ValueError, OSError):
+                while await pipe.read(65536):
+                    pass
+
+
+async def start_spare(
+    spec: ChildSpec, *, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> None:
+    """Start a spare child now for calls like ``spec``'s (same command, folder and environment)."""
+    argv = list(command or child_command())
+    _replace_spare(_spare_key(argv, env, spec), argv, env, spec)
+
+
+async def spare_ready(timeout: float = 30.0) -> bool:
+    """Wait until this loop's spare child (if one is starting or waiting) has loaded; whether one is ready."""
+    loop = asyncio.get_running_loop()
+    starting = _starting.get(loop)
+    if starting is not None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+    spare = _spares.get(loop)
+    if spare is None:
+        return False
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(spare.ready.wait(), timeout)
+    return spare.ready.is_set()
+
+
+async def discard_spares() -> None:
+    """Kill this loop's spare child, if any (a conversation's end; also before a measure of a cold start)."""
+    loop = asyncio.get_running_loop()
+    starting = _starting.pop(loop, None)
+    if starting is not None and not starting.done():
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+    spare = _spares.pop(loop, None)
+    if spare is not None:
+        if spare.watcher is not None:
+            spare.watcher.cancel()
+        await _discard(spare.process)
+    pending = list(_discarding)
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def _int(value: Any) -> int:

@@ -1,7 +1,8 @@
 """The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
 
 parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
-child → parent: ``confirm {id, message[, doubt, approval]}``, ``log {level, message}``, ``wait {reason, until}``
+child → parent: ``ready`` (its modules are loaded: a spare child may now wait long for its ``start``),
+``confirm {id, message[, doubt, approval]}``, ``log {level, message}``, ``wait {reason, until}``
 (a rate limit: ``reason`` None when it carries on), ``tool {phase, name, summary[, error]}`` (each tool call the
 child makes, ``phase`` ``call`` or ``result``: a parent that does not know it ignores it, as it ignores every
 unknown kind), ``done {ok, summary, error, messages, toolCalls, model}``.
@@ -119,6 +120,11 @@ def confirm_result(request_id: int, ok: bool, reason: str | None = None, answer:
     if (ok and answer in ALWAYS_ANSWERS) or (not ok and answer == "stop"):
         message["answer"] = answer
     return message
+
+
+def ready() -> dict[str, Any]:
+    """child → parent: loaded, waiting for its ``start`` (a parent that does not know it ignores it)."""
+    return {"type": "ready"}
 
 
 def abort() -> dict[str, Any]:

@@ -56,6 +56,7 @@ class AgentSource:
                 notify=self.notify,
                 extra_allow=self.extra_allow,
                 extra_deny=self.extra_deny,
+                spares=True,  # discarded by aclose
             )
         )
         message = loaded_message(self.agents)
@@ -70,4 +71,7 @@ class AgentSource:
         return agents_prompt_section(self.agents) if self._tools else ""
 
     async def aclose(self) -> None:
-        """Nothing to release: each sub-agent's process ends with its call."""
+        """The spare child waiting for a next call, if any, is killed (each run's own child ends with it)."""
+        from maia.subagents.launcher import discard_spares
+
+        await discard_spares()

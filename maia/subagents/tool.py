@@ -103,11 +103,14 @@ async def run_agent(
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
     remember: Callable[[tuple[str, ...], bool], None] | None = None,
+    keep_spare: bool = False,
 ) -> SubAgentResult:
     """Resolve the model, run the child with questions relayed to ``ui``, report the end (INFO or warning).
 
     ``remember`` keeps an "always" answered in a relayed box as the parent's own answer is kept (the project's
     ``./.maia/settings.local.json`` or the parent's session); the child then holds the rule for the rest of its run.
+    ``keep_spare``: a spare child is started for the next call once this one ends (the caller's conversation
+    then discards it when it closes: ``launcher.discard_spares``).
     """
     notify = notify or _ui_info(ui)
     observer = ui if isinstance(ui, SubAgentObserver) else None
@@ -180,6 +183,7 @@ async def run_agent(
             on_wait=functools.partial(observer.subagent_waiting, definition.name) if observer is not None else None,
             on_tool=_tool_relay(definition.name, ui),
             ask=ask,
+            keep_spare=keep_spare,
         )
     except BaseException:
         if observer is not None:  # cancelled (Ctrl+C, a workflow stopped): the run ended all the same
@@ -214,8 +218,10 @@ class AgentTool:
         extra_allow: Sequence[str] = (),
         command: Sequence[str] | None = None,
         extra_deny: Sequence[str] = (),
+        spares: bool = False,
     ) -> None:
         self.agents = dict(agents)
+        self.spares = spares  # keep a spare child after each call (whoever made the tool discards it at the end)
         self.home = home
         self.resolver = ModelResolver(list_models)
         self.notify = notify
@@ -290,6 +296,7 @@ class AgentTool:
             command=self.command,
             extra_deny=self.extra_deny,
             remember=ctx.remember,
+            keep_spare=self.spares,
         )
         if not result.ok:
             raise ToolError(failure_for_model(result))
@@ -305,13 +312,20 @@ def agent_tools(
     notify: Notify | None = None,
     extra_allow: Sequence[str] = (),
     extra_deny: Sequence[str] = (),
+    spares: bool = False,
 ) -> list[AgentTool]:
     """``[AgentTool]`` for the main agent when agents exist; nothing inside a sub-agent (no nesting)."""
     if depth >= 1 or not agents:
         return []
     return [
         AgentTool(
-            agents, home=home, list_models=list_models, notify=notify, extra_allow=extra_allow, extra_deny=extra_deny
+            agents,
+            home=home,
+            list_models=list_models,
+            notify=notify,
+            extra_allow=extra_allow,
+            extra_deny=extra_deny,
+            spares=spares,
         )
     ]
 
@@ -386,6 +400,7 @@ async def run_direct(
     command: Sequence[str] | None = None,
     extra_deny: Sequence[str] = (),
     remember: Callable[[tuple[str, ...], bool], None] | None = None,
+    keep_spare: bool = False,
 ) -> SubAgentResult:
     """``&name task``: the launcher directly (no Agent tool, no question about it); the task defaults to the missions.
 
@@ -406,6 +421,7 @@ async def run_direct(
         command=command,
         extra_deny=extra_deny,
         remember=remember,
+        keep_spare=keep_spare,
     )
 
 

@@ -70,9 +70,7 @@ class EditTool(BuiltinTool):
         finally:
             os.close(folder)
 
-    async def _edit_in(
-        self, folder: int, name: str, path: Path, raw: str, old: str, new: str, ctx: ToolContext
-    ) -> str:
+    async def _edit_in(self, folder: int, name: str, path: Path, raw: str, old: str, new: str, ctx: ToolContext) -> str:
         """The replacement, read and written inside the opened (and judged) folder."""
         try:
             text = await asyncio.to_thread(_read_at, folder, name)
@@ -112,4 +110,3 @@ def _read_at(folder: int, name: str) -> str:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
     with os.fdopen(fd, "rb") as handle:
         return handle.read().decode("utf-8")
-

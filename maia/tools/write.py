@@ -102,4 +102,3 @@ def _write_in_judged_folder(ctx: ToolContext, raw: str, path: Path, text: str) -
         write_atomic_at(folder, name, text)
     finally:
         os.close(folder)
-

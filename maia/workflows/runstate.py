@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 
-
 def parent_path(workflow: Workflow) -> Path:
     """``parent.json``: the parent's conversation as last saved."""
     return workflow.folder / PARENT_FILE

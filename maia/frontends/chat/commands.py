@@ -561,7 +561,7 @@ async def cmd_hooks(chat: ChatApp, args: str) -> None:
     config = chat.app.hooks.config
     lines = hook_lines(config)  # ui.info makes the text inert
     if not lines:
-        lines = [_("No hook is configured (\"hooks\" in settings.json: see docs/hooks.md).")]
+        lines = [_('No hook is configured ("hooks" in settings.json: see docs/hooks.md).')]
     commands = chat.app.commands
     if commands.commands or commands.ignored:
         lines.append(_("Custom commands:"))

@@ -417,9 +417,7 @@ class UIStore:
             self.input.insert(text)
             return
         number = len(self.pastes) + 1
-        token = (
-            f"[Pasted text #{number} +{lines} lines]" if lines > 1 else f"[Pasted text #{number} {len(text)} chars]"
-        )
+        token = f"[Pasted text #{number} +{lines} lines]" if lines > 1 else f"[Pasted text #{number} {len(text)} chars]"
         self.pastes[token] = text
         self.input.insert(token)
 
