@@ -116,8 +116,9 @@ def main() -> None:
     _compile_both_sides(other)
     sys.path.insert(0, str(ROOT))
     from maia.subagents.definitions import load_agents
-    from maia.subagents.launcher import discard_spares, launch_subagent, spare_ready, start_spare
+    from maia.subagents.launcher import launch_subagent
     from maia.subagents.protocol import ChildSpec
+    from maia.subagents.spares import discard_spares, spare_ready, start_spare
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -143,7 +144,7 @@ def main() -> None:
             spec = ChildSpec(definition=definition, task=f"bench task {number}", launch=project, home=home, model=MODEL)
             command = [python, "-I", "-m", "maia", "--subagent"]  # as child_command() builds it
             if spare:  # not timed: the spare a previous call would have left, loaded
-                loop.run_until_complete(start_spare(spec, command=command, env=env))
+                loop.run_until_complete(start_spare(project, command=command, env=env))
                 if not loop.run_until_complete(spare_ready()):
                     raise SystemExit("the spare child did not load")
             else:  # not timed: no spare left from another case

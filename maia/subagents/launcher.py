@@ -10,9 +10,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
-import signal
-import sys
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -23,8 +20,10 @@ from maia.core.contracts import Approval, AskAnswer, Message
 from maia.core.errors import MaiaError
 from maia.i18n import _, ngettext
 from maia.process import guardian
+from maia.process.tree import kill_tree
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
+from maia.subagents.spares import Launch, child_command, pool
 
 MAX_DURATION = 30 * 60.0
 KILL_GRACE = 5.0
@@ -44,14 +43,6 @@ AskApproval = Callable[[str, Approval], Awaitable[AskAnswer]]
 OnLog = Callable[[str, str], None]  # (level "info" | "warn", message)
 OnTool = Callable[[str, str, str, bool], None]  # (phase "call" | "result", tool, summary, is_error)
 OnWait = Callable[[str | None, str | None], None]  # (reason, until): the child waits for the server; None: over
-
-
-def child_command() -> list[str]:
-    """How a sub-agent process is started: this Python in isolated mode (nothing imported from the launch
-    folder, PYTHONPATH or the user's site), MAIA's hidden mode."""
-    from maia.process.sandbox.selfguard import python_argv
-
-    return [*python_argv(), "-m", "maia", protocol.SUBAGENT_FLAG]
 
 
 @dataclass(slots=True)
@@ -119,47 +110,6 @@ def save_trace(spec: ChildSpec, messages: list[Message], model: str) -> str:
     return SessionStore.for_launch(spec.launch).write(session)
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux ``/proc``; empty elsewhere)."""
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1:
-            children[int(fields[1])].append(int(entry))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL a child and everything it started, whatever process group its tools made for themselves."""
-    if sys.platform == "win32":  # no process groups: the child alone
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-        return
-    below = _descendants(pid)
-    for target in (pid, *below):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(target, signal.SIGKILL)  # a group led by it (the child's, each tool's)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(target, signal.SIGKILL)
-
-
 class _Run:
     """One child process and its conversation with the parent."""
 
@@ -184,6 +134,7 @@ class _Run:
         self.confirm = confirm
         self.on_log = on_log
         self.done: dict[str, Any] | None = None
+        self.heard = False  # a message other than ``ready`` came: the child took its task
         self.stopping = False
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.questions: set[asyncio.Task[None]] = set()
@@ -274,6 +225,8 @@ class _Run:
                 self.stderr.append(line.decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS])
                 continue
             kind = message.get("type")
+            if kind != "ready":  # ready: loaded (a spare says it before its task, any child at start)
+                self.heard = True
             if kind == "confirm":
                 doubt = message.get("doubt")
                 task = asyncio.create_task(
@@ -374,212 +327,65 @@ async def launch_subagent(
     child makes and how it ended; ``ask`` shows a question that carries its approval box (None: ``confirm``).
     """
     started = time.monotonic()
-    name = spec.definition.name
-    argv = list(command or child_command())
-    key = _spare_key(argv, env, spec)
-    process = _take_spare(key)
-    if process is None:
-        try:
-            process = await _spawn(argv, env, spec)
-        except OSError as error:
-            return SubAgentResult(
-                name,
-                False,
-                error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error),
-            )
-    run = _Run(spec, process, confirm, on_log, kill_grace, on_wait, on_tool, ask)
-    result = SubAgentResult(name, False)
-    try:
-        async with asyncio.timeout(timeout):
-            await run.converse()
-    except TimeoutError:
-        result.timed_out = True
-        await run.stop()
-    except asyncio.CancelledError:
-        result.aborted = True
-        # the stop runs in its own task: a second Ctrl+C cannot leave the child running
-        stopping = asyncio.ensure_future(run.stop())
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(stopping)
-        await run.close()
-        _finish(run, result, started, timeout)
-        raise
-    except BaseException:
-        await run.close()
-        raise
-    await run.close()
-    _finish(run, result, started, timeout)
+    launch = Launch.of(list(command or child_command()), spec.launch, env)
+    spares = pool()
+    generation = spares.generation
+    process = await spares.take(launch)
+    hooks = (confirm, on_log, kill_grace, on_wait, on_tool, ask)
+    result = await _run_child(spec, launch, process, started, timeout, hooks)
     if keep_spare:
-        _replace_spare(key, argv, env, spec)
+        spares.replace(launch, generation)
     return result
 
 
-# Spare children. A child spends most of its start loading Python modules (a few hundred; the parent
-# waits on its first request for about twice the time a bare import of its own module takes). Once a
-# conversation has run a sub-agent, the next one is likely: a spare child is started when a run ends,
-# loads its modules and waits for its ``start`` (the task, the definition and every setting come only
-# then, so a spare knows nothing that could go stale). The next call with the same command, folder
-# and environment takes it; anything else discards it. One per event loop, at most; closed with the
-# sub-agent source (and, like every child, killed by the guardian if this process dies).
-
-
-@dataclass(eq=False, slots=True)
-class _Spare:
-    key: tuple[Any, ...]
-    process: asyncio.subprocess.Process
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    watcher: asyncio.Task[None] | None = None
-
-
-_spares: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Spare] = weakref.WeakKeyDictionary()
-_starting: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = weakref.WeakKeyDictionary()
-
-
-def _spare_key(argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> tuple[Any, ...]:
-    """What a spare must have been started with to serve a call: the same command, folder and environment."""
-    environment = env if env is not None else os.environ
-    return (tuple(argv), str(spec.launch), tuple(sorted(environment.items())))
-
-
-async def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=spec.launch,
-        env=dict(env) if env is not None else None,
-        start_new_session=True,
-        limit=protocol.MAX_LINE,
-    )
-    guardian.watch(process.pid)  # the child's group dies with this process, even by SIGKILL
-    return process
-
-
-def _take_spare(key: tuple[Any, ...]) -> asyncio.subprocess.Process | None:
-    """This loop's spare child if it was started for ``key`` and still runs (it is then no spare any more)."""
-    loop = asyncio.get_running_loop()
-    spare = _spares.pop(loop, None)
-    if spare is None:
-        return None
-    if spare.watcher is not None:
-        spare.watcher.cancel()  # its ``ready`` line, if still unread, reaches the run, which ignores it
-    if spare.key != key or spare.process.returncode is not None:
-        _discard_later(spare.process)
-        return None
-    return spare.process
-
-
-def _replace_spare(key: tuple[Any, ...], argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec) -> None:
-    """Start a spare for ``key`` in the background, unless one is already there or starting."""
-    loop = asyncio.get_running_loop()
-    current = _spares.get(loop)
-    if current is not None and current.key == key and current.process.returncode is None:
-        return
-    starting = _starting.get(loop)
-    if starting is not None and not starting.done():
-        return
-    _starting[loop] = loop.create_task(_start_spare(key, argv, env, spec))
-
-
-async def _start_spare(
-    key: tuple[Any, ...], argv: Sequence[str], env: Mapping[str, str] | None, spec: ChildSpec
-) -> None:
-    try:
-        process = await _spawn(argv, env, spec)
-    except OSError:
-        return  # the next call starts its own child and says why if it cannot
-    loop = asyncio.get_running_loop()
-    old = _spares.pop(loop, None)
-    if old is not None:
-        if old.watcher is not None:
-            old.watcher.cancel()
-        _discard_later(old.process)
-    spare = _Spare(key, process)
-    spare.watcher = loop.create_task(_await_ready(spare))
-    _spares[loop] = spare
-
-
-async def _await_ready(spare: _Spare) -> None:
-    """Read the spare's ``ready`` line (anything else, or its end, and it is no spare: discarded)."""
-    stdout = spare.process.stdout
-    assert stdout is not None
-    try:
-        line = await stdout.readline()
-        ok = protocol.decode(line).get("type") == "ready"
-    except (ValueError, OSError, ProtocolError):
-        ok = False
-    if ok:
-        spare.ready.set()
-        return
-    loop = asyncio.get_running_loop()
-    if _spares.get(loop) is spare:
-        del _spares[loop]
-    _discard_later(spare.process)
-
-
-_discarding: set[asyncio.Task[None]] = set()
-
-
-def _discard_later(process: asyncio.subprocess.Process) -> None:
-    task = asyncio.get_running_loop().create_task(_discard(process))
-    _discarding.add(task)
-    task.add_done_callback(_discarding.discard)
-
-
-async def _discard(process: asyncio.subprocess.Process) -> None:
-    """Kill a spare child (it holds no task: nothing is lost) and reap it."""
-    if process.returncode is None:
-        kill_tree(process.pid)
-    with contextlib.suppress(ProcessLookupError):
-        await process.wait()
-    guardian.release(process.pid)
-    for pipe in (process.stdout, process.stderr):  # read to their end so that they close now
-        if pipe is not None:
-            with contextlib.suppress(ValueError, OSError):
-                while await pipe.read(65536):
-                    pass
-
-
-async def start_spare(
-    spec: ChildSpec, *, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None
-) -> None:
-    """Start a spare child now for calls like ``spec``'s (same command, folder and environment)."""
-    argv = list(command or child_command())
-    _replace_spare(_spare_key(argv, env, spec), argv, env, spec)
-
-
-async def spare_ready(timeout: float = 30.0) -> bool:
-    """Wait until this loop's spare child (if one is starting or waiting) has loaded; whether one is ready."""
-    loop = asyncio.get_running_loop()
-    starting = _starting.get(loop)
-    if starting is not None:
-        with contextlib.suppress(asyncio.CancelledError):
-            await starting
-    spare = _spares.get(loop)
-    if spare is None:
-        return False
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(spare.ready.wait(), timeout)
-    return spare.ready.is_set()
-
-
-async def discard_spares() -> None:
-    """Kill this loop's spare child, if any (a conversation's end; also before a measure of a cold start)."""
-    loop = asyncio.get_running_loop()
-    starting = _starting.pop(loop, None)
-    if starting is not None and not starting.done():
-        starting.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await starting
-    spare = _spares.pop(loop, None)
-    if spare is not None:
-        if spare.watcher is not None:
-            spare.watcher.cancel()
-        await _discard(spare.process)
-    pending = list(_discarding)
-    if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
+async def _run_child(
+    spec: ChildSpec,
+    launch: Launch,
+    spare: asyncio.subprocess.Process | None,
+    started: float,
+    timeout: float | None,
+    hooks: tuple[Any, ...],
+) -> SubAgentResult:
+    """One run in ``spare`` or a child started for it. A spare that ends without a word after its
+    ``start`` had died before it was taken (nothing can have been done): the run is made again in a new child."""
+    name = spec.definition.name
+    process = spare
+    while True:
+        if process is None:
+            try:
+                process = await launch.spawn()
+            except OSError as error:
+                return SubAgentResult(
+                    name,
+                    False,
+                    error=_("The sub-agent could not be started: {error}").format(error=error.strerror or error),
+                )
+        run = _Run(spec, process, *hooks)
+        result = SubAgentResult(name, False)
+        try:
+            async with asyncio.timeout(timeout):
+                await run.converse()
+        except TimeoutError:
+            result.timed_out = True
+            await run.stop()
+        except asyncio.CancelledError:
+            result.aborted = True
+            # the stop runs in its own task: a second Ctrl+C cannot leave the child running
+            stopping = asyncio.ensure_future(run.stop())
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(stopping)
+            await run.close()
+            _finish(run, result, started, timeout)
+            raise
+        except BaseException:
+            await run.close()
+            raise
+        await run.close()
+        if spare is not None and process is spare and run.done is None and not run.heard and not result.timed_out:
+            process = None  # the dead spare: once more, in a child of its own
+            continue
+        _finish(run, result, started, timeout)
+        return result
 
 
 def _int(value: Any) -> int:

@@ -72,6 +72,6 @@ class AgentSource:
 
     async def aclose(self) -> None:
         """The spare child waiting for a next call, if any, is killed (each run's own child ends with it)."""
-        from maia.subagents.launcher import discard_spares
+        from maia.subagents.spares import discard_spares
 
         await discard_spares()

@@ -14,32 +14,43 @@ from pathlib import Path
 
 import pytest
 
-from maia.subagents import launcher
-from maia.subagents.launcher import discard_spares, launch_subagent, spare_ready, start_spare
+from maia.core.contracts import ToolContext
+from maia.subagents import spares
+from maia.subagents.launcher import launch_subagent
 from maia.subagents.source import AgentSource
+from maia.subagents.spares import discard_spares, pool, spare_ready, start_spare
 from maia.subagents.tool import AgentTool
 from tests.agent.helpers import process_alive
 from tests.streams import text_stream
 from tests.subagents.conftest import ScriptedLiteLLM
-from tests.subagents.test_process import definition, spec_for, wait_for
+from tests.subagents.test_process import definition, spec_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and /proc")
 
 
 def spare_process() -> asyncio.subprocess.Process | None:
     """This event loop's spare child, if there is one."""
-    spare = launcher._spares.get(asyncio.get_running_loop())
+    spare = pool().spare
     return spare.process if spare is not None else None
-
-
-def spare_pid() -> int | None:
-    """The pid of this event loop's spare child, if there is one."""
-    process = spare_process()
-    return process.pid if process is not None else None
 
 
 def command_line(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[asyncio.subprocess.Process]:
+    """Every child started (spare or not), to check that none is left."""
+    started: list[asyncio.subprocess.Process] = []
+    spawn = spares.Launch.spawn
+
+    async def recording(self: spares.Launch) -> asyncio.subprocess.Process:
+        process = await spawn(self)
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(spares.Launch, "spawn", recording)
+    return started
 
 
 async def test_a_run_that_asks_for_one_leaves_a_loaded_spare_and_the_next_call_takes_it(
@@ -52,29 +63,44 @@ async def test_a_run_that_asks_for_one_leaves_a_loaded_spare_and_the_next_call_t
     assert first.ok, first.error
     assert await spare_ready()  # it said "ready": its modules are loaded, it waits for a task
     spare = spare_process()
-    assert spare is not None
-    pid = spare.pid
-    assert process_alive(pid)
-    assert command_line(pid)[-1] == "--subagent"
-    assert os.getpgid(pid) == pid  # a session of its own, as every child (the terminal's Ctrl+C is the parent's)
+    assert spare is not None and process_alive(spare.pid)
+    assert command_line(spare.pid)[-1] == "--subagent"
+    assert os.getpgid(spare.pid) == spare.pid  # a session of its own, as every child
 
     second = await launch_subagent(spec_for(agent, "two", project, home))
     assert second.ok, second.error
     assert second.summary == "second answer"
     assert [r["messages"][-1]["content"] for r in script.requests["rev"]] == ["one", "two"]
-    assert spare_pid() is None  # taken, and this call asked for no other
+    assert spare_process() is None  # taken, and this call asked for no other
     assert await spare.wait() == 0  # the spare ran the task and ended with it (a discarded one is killed)
     assert not await spare_ready()
+
+
+async def test_a_spare_taken_before_it_said_ready_runs_the_task(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    """A call right after the previous one ended finds the spare still loading: it waits for it."""
+    make_agent("rev")
+    script.add("rev", text_stream("done"))
+    await start_spare(project)
+    starting = pool().starting
+    assert starting is not None
+    await starting  # started, not loaded yet
+    spare = spare_process()
+    assert spare is not None and not pool().spare.ready.is_set()  # type: ignore[union-attr]
+    result = await launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home))
+    assert result.ok, result.error
+    assert await spare.wait() == 0  # it was the spare that answered
 
 
 async def test_a_spare_for_another_folder_or_environment_is_discarded_not_used(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
     make_agent("rev")
-    script.add("rev", text_stream("done"), text_stream("done again"))
+    script.add("rev", text_stream("done"), text_stream("done again"), text_stream("and again"))
     agent = definition(home, project, "rev")
     spec = spec_for(agent, "task", project, home)
-    await start_spare(spec, env={**os.environ, "MAIA_SPARE_TEST": "a"})
+    await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "a"})
     assert await spare_ready()
     stale = spare_process()
     assert stale is not None
@@ -85,7 +111,7 @@ async def test_a_spare_for_another_folder_or_environment_is_discarded_not_used(
 
     other = project / "sub"
     other.mkdir()
-    await start_spare(spec)  # the project folder…
+    await start_spare(project)  # the project folder…
     assert await spare_ready()
     stale = spare_process()
     assert stale is not None
@@ -93,48 +119,131 @@ async def test_a_spare_for_another_folder_or_environment_is_discarded_not_used(
     assert result.ok, result.error
     assert await stale.wait() == -signal.SIGKILL
 
+    await start_spare(other)  # a folder removed and made again is another folder: the spare's is gone
+    assert await spare_ready()
+    stale = spare_process()
+    assert stale is not None
+    other.rmdir()
+    other.mkdir()
+    result = await launch_subagent(spec_for(agent, "task", other, home))
+    assert result.ok, result.error
+    assert await stale.wait() == -signal.SIGKILL
 
-async def test_a_spare_that_died_is_not_used(
-    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+
+async def test_the_environment_the_spare_was_started_with_is_its_key(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The environment is read once: the spare runs with the one it is matched on."""
     make_agent("rev")
     script.add("rev", text_stream("done"))
-    spec = spec_for(definition(home, project, "rev"), "task", project, home)
-    await start_spare(spec)
+    monkeypatch.setenv("MAIA_SPARE_TEST", "before")
+    await start_spare(project)
+    monkeypatch.setenv("MAIA_SPARE_TEST", "after")  # changed while the spare starts
     assert await spare_ready()
-    pid = spare_pid()
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
-    await wait_for(lambda: not process_alive(pid))
-    result = await launch_subagent(spec)  # a child of its own, started for the call
+    spare = spare_process()
+    assert spare is not None
+    environ = Path(f"/proc/{spare.pid}/environ").read_bytes().split(b"\0")
+    assert b"MAIA_SPARE_TEST=before" in environ
+    result = await launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home))
     assert result.ok, result.error
-    assert result.summary == "done"
+    assert await spare.wait() == -signal.SIGKILL  # started with "before", the call is made with "after"
 
 
-async def test_the_agent_source_discards_its_spare_when_it_closes(
+async def test_a_spare_that_died_is_not_used_and_the_call_still_runs(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    make_agent("rev")
+    script.add("rev", text_stream("done"), text_stream("done again"))
+    spec = spec_for(definition(home, project, "rev"), "task", project, home)
+    for settle in (True, False):
+        await start_spare(project)
+        assert await spare_ready()
+        spare = spare_process()
+        assert spare is not None
+        os.kill(spare.pid, signal.SIGKILL)
+        if settle:  # reaped before the call: seen dead, left
+            await spare.wait()
+        # else: taken at once, before this process knows it is dead: the run finds it silent, made again
+        result = await launch_subagent(spec)
+        assert result.ok, result.error
+        assert result.summary in ("done", "done again")
+        assert await spare.wait() == -signal.SIGKILL
+    assert len(script.requests["rev"]) == 2  # each task reached the server once
+    assert all(p.returncode is not None for p in spawned)
+
+
+async def test_a_matching_spare_is_kept_and_another_replaces_it(
+    make_agent: Callable[..., Path], project: Path, spawned: list[asyncio.subprocess.Process]
+) -> None:
+    await start_spare(project)
+    assert await spare_ready()
+    first = spare_process()
+    await start_spare(project)  # the same launch: the spare is kept
+    assert await spare_ready()
+    assert spare_process() is first and len(spawned) == 1
+    await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "x"})  # another: it replaces it
+    assert await spare_ready()
+    assert first is not None and await first.wait() == -signal.SIGKILL
+    assert spare_process() is spawned[-1] and len(spawned) == 2
+    await discard_spares()
+    assert all(p.returncode is not None for p in spawned)
+
+
+async def test_the_agent_tool_keeps_a_spare_and_its_source_discards_it(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
     make_agent("rev")
+    script.add("rev", text_stream("reviewed"))
     source = AgentSource(project, home)
     await source.start()
     (tool,) = source.tools()
-    assert isinstance(tool, AgentTool) and tool.spares  # the application's tool keeps spares: the source ends them
-    await start_spare(spec_for(definition(home, project, "rev"), "task", project, home))
-    assert await spare_ready()
-    pid = spare_pid()
-    assert pid is not None
+    assert isinstance(tool, AgentTool) and tool.spares
+    answer = await tool.execute({"agent": "rev", "task": "look"}, ToolContext(launch=project, model="scripted-openai"))
+    assert "reviewed" in answer
+    assert await spare_ready()  # the call left one for the next
+    spare = spare_process()
+    assert spare is not None
     await source.aclose()
-    assert spare_pid() is None
-    assert not process_alive(pid)  # killed and reaped before aclose returned
+    assert spare_process() is None
+    assert spare.returncode == -signal.SIGKILL  # killed and reaped before aclose returned
+    assert not process_alive(spare.pid)
 
 
 async def test_discard_while_the_spare_is_still_starting(
+    make_agent: Callable[..., Path], project: Path, spawned: list[asyncio.subprocess.Process]
+) -> None:
+    for _ in range(3):
+        await start_spare(project)
+        await discard_spares()  # at once: its start is cancelled, or it is killed once started
+        assert spare_process() is None
+        assert not await spare_ready()
+    assert all(p.returncode is not None for p in spawned)  # none left running, each reaped
+
+
+async def test_a_run_ending_after_the_close_starts_no_spare(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
     make_agent("rev")
-    await start_spare(spec_for(definition(home, project, "rev"), "task", project, home))
-    await discard_spares()  # at once: its start is cancelled, or it is killed once started
-    assert spare_pid() is None
+    asked, release = threading.Event(), threading.Event()
+
+    def held(_body: dict[str, object]) -> bytes:
+        asked.set()
+        release.wait(60)
+        return text_stream("late")
+
+    script.add("rev", held)
+    run = asyncio.ensure_future(
+        launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home), keep_spare=True)
+    )
+    assert await asyncio.to_thread(asked.wait, 60)
+    await discard_spares()  # the conversation ends while its sub-agent still runs
+    release.set()
+    result = await run
+    assert result.ok, result.error
     assert not await spare_ready()
 
 
@@ -160,40 +269,38 @@ async def test_a_cancelled_run_leaves_no_spare(
             await run
     finally:
         release.set()
-    assert spare_pid() is None
+    assert spare_process() is None
     assert not await spare_ready()
 
 
-def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], home: Path, project: Path) -> None:
+def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], project: Path) -> None:
     """Even a parent killed by SIGKILL leaves no spare behind (the guardian watches it as every child)."""
-    make_agent("rev")
     parent = textwrap.dedent(
         f"""
-        import asyncio, sys, time
+        import asyncio
         from pathlib import Path
-        from maia.subagents import launcher
-        from maia.subagents.definitions import load_agents
-        from maia.subagents.protocol import ChildSpec
+        from maia.subagents import spares
 
         async def main():
-            home, project = Path({str(home)!r}), Path({str(project)!r})
-            agent = load_agents(home, project).agents["rev"]
-            await launcher.start_spare(ChildSpec(definition=agent, task="t", launch=project, home=home, model="m"))
-            assert await launcher.spare_ready()
-            print(launcher._spares[asyncio.get_running_loop()].process.pid, flush=True)
+            await spares.start_spare(Path({str(project)!r}))
+            assert await spares.spare_ready()
+            print(spares.pool().spare.process.pid, flush=True)
             await asyncio.sleep(600)
 
         asyncio.run(main())
         """
     )
-    process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        pid = int(process.stdout.readline())
-        assert process_alive(pid)
-        process.kill()
-        process.wait()
-        asyncio.run(wait_for(lambda: not process_alive(pid)))
-    finally:
-        process.kill()
-        process.wait()
+    with subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            pid = int(process.stdout.readline())
+            assert process_alive(pid)
+            process.kill()
+            process.wait()
+            deadline = 60.0
+            while process_alive(pid) and deadline > 0:
+                threading.Event().wait(0.05)
+                deadline -= 0.05
+            assert not process_alive(pid)
+        finally:
+            process.kill()

@@ -46,7 +46,7 @@ def rate_limited(seconds: int) -> Response:
 
 
 def descendants(pid: int) -> list[int]:
-    from maia.subagents.launcher import _descendants
+    from maia.process.tree import descendants as _descendants
 
     return _descendants(pid)
 
