@@ -427,14 +427,14 @@ async def _sorted(hits: list[FileHit]) -> list[FileHit]:
 async def list_files(binary: str, root: Path, glob: str | None, *, max_depth: int = 0) -> list[str]:
     """Every non-ignored file under ``root`` (``glob``'s file-name part narrows it), relative, sorted.
 
-    ripgrep runs in ``root`` and lists ``.``: each name then comes as ``./rel``, not the whole path
-    (a big tree's listing is a third of the bytes to write, read and decode).
+    ripgrep runs in ``root`` with no path: each name then comes relative to it, not as the whole path
+    (a big tree's listing is a third of the bytes to write, read and split). ``--files`` never reads stdin.
     """
     args = [*COMMON, "--files", "--null", *name_filter(glob)]
     if max_depth:
         args.append(f"--max-depth={max_depth}")
-    _code, out = await run_rg_whole(binary, [*args, "--", "."], root)
-    if len(out) < 64 * 1024:
+    _code, out = await run_rg_whole(binary, args, root)
+    if len(out) < 256 * 1024:
         return _listing(out)
     return await asyncio.to_thread(_listing, out)  # a big tree's listing is sorted off the loop
 
@@ -443,13 +443,11 @@ _order_key = operator.methodcaller("replace", "/", "\0")  # path_order, without 
 
 
 def _listing(out: bytes) -> list[str]:
-    """ripgrep's ``--files --null`` output for ``.`` → paths relative to it, in path order."""
-    paths = out.decode("utf-8", errors="replace").split("\0")
-    if paths and not paths[-1]:
-        paths.pop()
-    if all(map(operator.methodcaller("startswith", "./"), paths)):
-        rels = [p[2:] for p in paths]
-    else:  # never seen: ripgrep names what it lists under the path it was given
-        rels = [p[2:] if p.startswith("./") else p for p in paths]
+    """ripgrep's ``--files --null`` output → paths relative to where it ran, in path order."""
+    rels = out.decode("utf-8", errors="replace").split("\0")
+    if rels and not rels[-1]:
+        rels.pop()
+    if rels and rels[0].startswith("./"):  # never seen without a path: names as ripgrep gives them for "."
+        rels = [p[2:] if p.startswith("./") else p for p in rels]
     rels.sort(key=_order_key)
     return rels
