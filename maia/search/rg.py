@@ -18,12 +18,13 @@ from maia.search.regex import PatternError, needs_pcre
 
 READ_SLICE = 128 * 1024  # parsed in a few milliseconds: the event loop runs between slices
 _KEEP_BYTES = (MAX_LINE_CHARS + 1) * 4
-# How much of the parallel run is read before switching to the sorted one: lines come cheap (a
+# How much of the parallel run is read before the ordered one must answer: lines come cheap (a
 # file gives many), files do not (each is a file opened and searched), so their budget is tighter.
 _BUDGET_MIN = 1000  # lines…
 _BUDGET_FACTOR = 4  # …or this many times the limit, if more
 _BUDGET_MIN_FILES = 100  # files, or the limit itself if more
-_IN_ORDER_AFTER = 4  # the ordered run starts once the parallel one holds 1/4 of the limit
+_COMMON_AT = 4  # the parallel run holds 1/4 of the limit: the pattern is common
+_RARE_AFTER = 0.015  # seconds: a parallel run short of that by then has a rare pattern: the ordered one stops
 
 COMMON = [
     "--no-config",
@@ -107,12 +108,19 @@ async def _drain(reader: asyncio.StreamReader) -> None:
         pass
 
 
-async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool]) -> tuple[int, bytes, bool]:
+async def _stream(
+    binary: str,
+    args: list[str],
+    cwd: Path,
+    feed: Callable[[bytes], bool],
+    on_start: Callable[[asyncio.subprocess.Process], None] | None = None,
+) -> tuple[int, bytes, bool]:
     """Run ripgrep, handing its output to ``feed`` slice by slice until ``feed`` says it has enough.
 
     Returns (exit status, the start of stderr, whether any output came). Output is never accumulated:
     each slice is parsed and dropped, and the event loop runs between slices (Ctrl+C answers at once).
-    Once ``feed`` returns True, ripgrep is killed: a search costs what its answer needs.
+    Once ``feed`` returns True, ripgrep is killed: a search costs what its answer needs. ``on_start``
+    hears of the process once it runs.
     """
     starting = asyncio.ensure_future(_start(binary, args, cwd))
     try:
@@ -121,6 +129,8 @@ async def _stream(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes
         with contextlib.suppress(Exception):
             await _kill(await starting, drain_stderr=True)
         raise
+    if on_start is not None:
+        on_start(process)
     assert process.stdout is not None and process.stderr is not None
     errors = asyncio.ensure_future(_head(process.stderr, 64 * 1024))
     got_output = False
@@ -356,13 +366,16 @@ async def grep(
 ) -> list[FileHit]:
     """Search with ripgrep, in path order, stopping at the limits; a refused pattern is a :class:`PatternError`.
 
-    Without a limit, ripgrep runs on every core and the hits are sorted at the end. With a limit,
-    ripgrep's parallel run is read while the answer stays under a budget (a few times the limit
-    in lines, the limit in files): a rare pattern so costs one parallel scan. Once that run holds
-    a quarter of the limit, the pattern looks common and ``--sort path`` (one thread, files in
-    path order, read only up to the limit) starts beside it: whichever run can answer first does,
-    and the other is killed. A common word so costs what the answer needs, not what the tree holds,
-    nor a parallel run and then an ordered one. Both answers are the same: the first files in path order.
+    Without a limit, ripgrep runs on every core and the hits are sorted at the end. With a limit, two
+    runs start together: ``--sort path`` (one thread, files in path order, read only up to the limit)
+    and the parallel run (every core, any order, read while it stays under a budget: a few times the
+    limit in lines, the limit in files). A parallel run that ends within its budget saw every match and
+    answers, sorted: a rare pattern costs one parallel scan. One past its budget leaves the answer to
+    the ordered run: a common pattern costs what the answer needs, not what the tree holds. If the
+    parallel run has not found a quarter of the limit after a moment, the pattern looks rare and the
+    ordered run is stopped (SIGSTOP: it keeps its place, and goes on if the parallel run passes its
+    budget after all), so that the scan has every processor. Both answers are the same: the first
+    files in path order.
     """
     if not (max_files or max_lines):
         parser = OutputParser(query, keep=keep)
@@ -375,38 +388,73 @@ async def grep(
     parallel = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
     in_order = OutputParser(query, keep=keep, max_files=max_files, max_lines=max_lines)
     common = asyncio.Event()
+    ordered: list[asyncio.subprocess.Process] = []
+    rare = False
+
+    def started_in_order(process: asyncio.subprocess.Process) -> None:
+        ordered.append(process)
+        if rare:
+            _pause(process)
 
     def feed_parallel(chunk: bytes) -> bool:
         full = parallel.feed(chunk)
-        held = len(parallel.hits) * _IN_ORDER_AFTER >= max_files if max_files else None
-        if full or held or (max_lines and parallel.lines * _IN_ORDER_AFTER >= max_lines):
+        held = len(parallel.hits) * _COMMON_AT >= max_files if max_files else parallel.lines * _COMMON_AT >= max_lines
+        if full or held:
             common.set()
         return full
 
-    async def run_in_order() -> None:
-        await common.wait()
-        await _stream(binary, grep_args(query, sort=True, limited=True), cwd, in_order.feed)
-        in_order.close()
+    async def judge() -> None:
+        nonlocal rare
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(common.wait(), _RARE_AFTER)
+            return  # common: both runs go on, the ordered one most likely answers
+        rare = True
+        for process in ordered:  # it keeps its place, and goes on if the parallel run passes its budget
+            _pause(process)
 
-    first = asyncio.ensure_future(_stream(binary, grep_args(query, limited=True), cwd, feed_parallel))
-    second = asyncio.ensure_future(run_in_order())
+    first = asyncio.ensure_future(
+        _stream(binary, grep_args(query, sort=True, limited=True), cwd, in_order.feed, started_in_order)
+    )
+    second = asyncio.ensure_future(_stream(binary, grep_args(query, limited=True), cwd, feed_parallel))
+    judging = asyncio.ensure_future(judge())
     try:
         await asyncio.wait((first, second), return_when=asyncio.FIRST_COMPLETED)
-        if not second.done():
-            code, err, got_output = first.result()
-            if not parallel.full:  # the parallel run saw every match: sorted, it is the answer
-                _refused(code, err, got_output)
-                parallel.close()
-                return cut(await _sorted(parallel.hits), max_files, max_lines)
-            await second  # past its budget: the ordered run answers
-        second.result()
+        if not first.done() and not parallel.full:
+            code, err, got_output = second.result()  # the parallel run saw every match: sorted, it is the answer
+            _refused(code, err, got_output)
+            parallel.close()
+            return cut(await _sorted(parallel.hits), max_files, max_lines)
+        judging.cancel()
+        for process in ordered:
+            _resume(process)
+        code, err, got_output = await first  # the parallel run passed its budget: the ordered one answers
+        _refused(code, err, got_output)
+        in_order.close()
         return in_order.hits
     finally:
-        for task in (first, second):
+        for task in (judging, first, second):
             if not task.done():
                 task.cancel()  # a run still going is killed and reaped (see _stream)
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+
+def _pause(process: asyncio.subprocess.Process) -> None:
+    """Stop a run (SIGSTOP): it keeps its place and uses no processor; where it cannot, it just goes on.
+    Not a lower priority: each run is a session of its own, and the scheduler shares the processors
+    between sessions whatever their priorities."""
+    stop = getattr(signal, "SIGSTOP", None)
+    if stop is not None and process.returncode is None:
+        with contextlib.suppress(OSError):
+            os.kill(process.pid, stop)
+
+
+def _resume(process: asyncio.subprocess.Process) -> None:
+    """Let a stopped run go on (SIGCONT)."""
+    cont = getattr(signal, "SIGCONT", None)
+    if cont is not None and process.returncode is None:
+        with contextlib.suppress(OSError):
+            os.kill(process.pid, cont)
 
 
 def _refused(code: int, err: bytes, got_output: bool) -> None:

@@ -36,7 +36,8 @@ def rows(text: str) -> list[str]:
     return text.splitlines()
 
 
-@pytest.mark.parametrize("budget", [None, 1], ids=["default-budget", "sorted-run-at-once"])
+@pytest.mark.parametrize("wait", [0.0, 600.0], ids=["ordered-run-stopped", "both-runs-go-on"])
+@pytest.mark.parametrize("budget", [None, 1], ids=["default-budget", "parallel-run-past-its-budget"])
 @pytest.mark.parametrize("limit", [1, 5, 250, 300, 1500, 5000])
 @pytest.mark.parametrize(
     ("mode", "options"),
@@ -49,8 +50,17 @@ def rows(text: str) -> list[str]:
     ],
 )
 async def test_limited_answer_is_the_head_of_the_full_one(
-    many: Path, limit: int, mode: str, options: dict[str, object], budget: int | None, monkeypatch: pytest.MonkeyPatch
+    many: Path,
+    limit: int,
+    mode: str,
+    options: dict[str, object],
+    budget: int | None,
+    wait: float,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # wait 0: the ordered run is stopped at once unless the parallel one already holds a quarter of the
+    # limit (as for a rare pattern); 600: both runs go on (as for a common one)
+    monkeypatch.setattr(rg, "_RARE_AFTER", wait)
     if budget is not None:  # the parallel run is abandoned at once: the sorted, stopped run answers
         monkeypatch.setattr(rg, "_BUDGET_MIN", budget)
         monkeypatch.setattr(rg, "_BUDGET_FACTOR", 1)
@@ -114,26 +124,88 @@ async def test_a_cancelled_search_kills_its_process(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
-async def test_a_common_word_starts_the_ordered_run_beside_the_parallel_one(
-    many: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """80 files match and the limit is 8: the ordered run starts while the parallel one still runs
-    (not after it), and the answer is still the head of the full one."""
+def trace_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Record when each ripgrep run starts and ends ("ordered" or "parallel")."""
     events: list[tuple[str, str]] = []
     real = rg._stream
 
-    async def traced(binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool]) -> tuple[int, bytes, bool]:
+    async def traced(
+        binary: str, args: list[str], cwd: Path, feed: Callable[[bytes], bool], on_start: object = None
+    ) -> tuple[int, bytes, bool]:
         kind = "ordered" if "--sort=path" in args else "parallel"
         events.append(("start", kind))
         try:
-            return await real(binary, args, cwd, feed)
+            return await real(binary, args, cwd, feed, on_start)  # type: ignore[arg-type]
         finally:
             events.append(("end", kind))
 
     monkeypatch.setattr(rg, "_stream", traced)
+    return events
+
+
+async def test_both_runs_start_at_once_and_a_common_word_goes_on_in_both(
+    many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """80 files match and the limit is 8: the ordered and the parallel runs start together, neither is
+    stopped (the pattern is common), and the answer is the head of the full one."""
+    monkeypatch.setattr(rg, "_RARE_AFTER", 600.0)
+    paused: list[int] = []
+    monkeypatch.setattr(rg, "_pause", lambda process: paused.append(process.pid))
+    events = trace_runs(monkeypatch)
     query = GrepQuery("word", many, "files_with_matches")
     fast = format_hits(query, await grep_hits(query, head_limit=8), many, 8).text
-    assert ("start", "ordered") in events
-    assert events.index(("start", "ordered")) < events.index(("end", "parallel"))
+    assert events[:2] in ([("start", "ordered"), ("start", "parallel")], [("start", "parallel"), ("start", "ordered")])
+    assert paused == []
     full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
     assert rows(fast)[:8] == full[:8]
+
+
+async def test_a_rare_word_stops_the_ordered_run_and_the_parallel_one_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two lines match: the parallel run has not found a quarter of the limit when the wait is over (made
+    nil here), so the ordered run is stopped and the parallel run's whole answer is the answer."""
+    monkeypatch.setattr(rg, "_RARE_AFTER", 0.0)
+    paused: list[int] = []
+    real_pause = rg._pause
+
+    def pause(process: asyncio.subprocess.Process) -> None:
+        paused.append(process.pid)
+        real_pause(process)
+
+    monkeypatch.setattr(rg, "_pause", pause)
+    events = trace_runs(monkeypatch)
+    for n in range(40):
+        (tmp_path / f"d{n % 4}").mkdir(exist_ok=True)
+        (tmp_path / f"d{n % 4}" / f"f{n}.txt").write_text("nothing here\n" * 50)
+    (tmp_path / "d3" / "rare.txt").write_text("a zqxj line\nzqxj again\n")
+    query = GrepQuery("zqxj", tmp_path, "content")
+    fast = rows(format_hits(query, await grep_hits(query, head_limit=250), tmp_path, 250).text)
+    assert ("start", "parallel") in events and ("start", "ordered") in events
+    assert fast == ["d3/rare.txt:1:a zqxj line", "d3/rare.txt:2:zqxj again"]
+    assert len(paused) == 1  # the ordered run, as soon as it ran (stopped: it was killed all the same)
+    with pytest.raises(ProcessLookupError):
+        os.kill(paused[0], 0)
+
+
+async def test_a_stopped_ordered_run_goes_on_when_the_parallel_one_passes_its_budget(
+    many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ordered run is stopped at once (the wait is nil) and the parallel run's budget is one line: it
+    passes it, and the stopped ordered run is let go on (SIGCONT) and answers the head of the full answer."""
+    monkeypatch.setattr(rg, "_RARE_AFTER", 0.0)
+    monkeypatch.setattr(rg, "_BUDGET_MIN", 1)
+    monkeypatch.setattr(rg, "_BUDGET_FACTOR", 1)
+    resumed: list[int] = []
+    real_resume = rg._resume
+
+    def resume(process: asyncio.subprocess.Process) -> None:
+        resumed.append(process.pid)
+        real_resume(process)
+
+    monkeypatch.setattr(rg, "_resume", resume)
+    query = GrepQuery("word", many, "content")
+    fast = rows(format_hits(query, await grep_hits(query, head_limit=40), many, 40).text)
+    full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
+    assert fast[:40] == full[:40]
+    assert len(resumed) == 1
