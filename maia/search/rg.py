@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from maia.process import guardian
 from maia.process.shell import kill_group
 from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
 from maia.search.regex import PatternError, needs_pcre
@@ -437,14 +438,19 @@ async def grep(
                 task.cancel()  # a run still going is killed and reaped (see _stream)
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        if rare:
+            for process in ordered:  # killed and reaped: nothing left for the guardian to watch
+                guardian.unwatch(process.pid)
 
 
 def _pause(process: asyncio.subprocess.Process) -> None:
     """Stop a run (SIGSTOP): it keeps its place and uses no processor; where it cannot, it just goes on.
     Not a lower priority: each run is a session of its own, and the scheduler shares the processors
-    between sessions whatever their priorities."""
+    between sessions whatever their priorities. A stopped run would not end by itself if MAIA were
+    killed (nothing it writes could fail): the guardian watches it until it is killed."""
     stop = getattr(signal, "SIGSTOP", None)
     if stop is not None and process.returncode is None:
+        guardian.watch(process.pid)  # its own session: its group is its pid
         with contextlib.suppress(OSError):
             os.kill(process.pid, stop)
 

