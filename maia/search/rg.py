@@ -130,13 +130,13 @@ async def _stream(
         with contextlib.suppress(Exception):
             await _kill(await starting, drain_stderr=True)
         raise
-    if on_start is not None:
-        on_start(process)
     assert process.stdout is not None and process.stderr is not None
     errors = asyncio.ensure_future(_head(process.stderr, 64 * 1024))
     got_output = False
     stopped = False
     try:
+        if on_start is not None:
+            on_start(process)
         while True:
             chunk = await process.stdout.read(READ_SLICE)
             if not chunk:
@@ -189,8 +189,10 @@ def grep_args(query: GrepQuery, *, sort: bool = False, limited: bool = False) ->
     if sort:
         args.append("--sort=path")
     if limited:
-        # each line written at once: a block buffer holds the first hits until 8 KB of them are found,
-        # hundreds of files searched when the reader may need fewer (the limit, or the ordered run's trigger)
+        # written as found: a block buffer holds the first hits until 8 KB of them are found, hundreds of
+        # files searched when the reader may need fewer (the limit, or enough to judge the pattern common).
+        # Lines go one by one; names (files mode, NUL-ended) by 1 KB: measured, no slower than one by one
+        # for the default limit of 250
         args.append("--line-buffered")
     if query.ignore_case:
         args.append("--ignore-case")
@@ -389,13 +391,24 @@ async def grep(
     parallel = OutputParser(query, keep=keep, max_files=budget_files, max_lines=budget_lines)
     in_order = OutputParser(query, keep=keep, max_files=max_files, max_lines=max_lines)
     common = asyncio.Event()
+    parallel_started = asyncio.Event()
     ordered: list[asyncio.subprocess.Process] = []
-    rare = False
+    watched: list[int] = []  # stopped runs the guardian watches
+    state = {"rare": False, "going_on": False}  # rare: the ordered run is to wait; going_on: no longer
+
+    def stop(process: asyncio.subprocess.Process) -> None:
+        if _pause(process):
+            watched.append(process.pid)
 
     def started_in_order(process: asyncio.subprocess.Process) -> None:
         ordered.append(process)
-        if rare:
-            _pause(process)
+        if state["rare"] and not state["going_on"]:  # started after the judgement (late)
+            stop(process)
+
+    def go_on() -> None:
+        state["going_on"] = True
+        for process in ordered:
+            _resume(process)
 
     def feed_parallel(chunk: bytes) -> bool:
         full = parallel.feed(chunk)
@@ -405,29 +418,37 @@ async def grep(
         return full
 
     async def judge() -> None:
-        nonlocal rare
+        await parallel_started.wait()  # the clock starts with the run it judges
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(common.wait(), _RARE_AFTER)
             return  # common: both runs go on, the ordered one most likely answers
-        rare = True
+        if state["going_on"]:
+            return
+        state["rare"] = True
         for process in ordered:  # it keeps its place, and goes on if the parallel run passes its budget
-            _pause(process)
+            stop(process)
 
     first = asyncio.ensure_future(
         _stream(binary, grep_args(query, sort=True, limited=True), cwd, in_order.feed, started_in_order)
     )
-    second = asyncio.ensure_future(_stream(binary, grep_args(query, limited=True), cwd, feed_parallel))
+    second = asyncio.ensure_future(
+        _stream(binary, grep_args(query, limited=True), cwd, feed_parallel, lambda _p: parallel_started.set())
+    )
     judging = asyncio.ensure_future(judge())
     try:
         await asyncio.wait((first, second), return_when=asyncio.FIRST_COMPLETED)
-        if not first.done() and not parallel.full:
+        if first.done() and first.exception() is not None and not second.done():
+            await asyncio.wait((second,))  # the ordered run could not run: the parallel one may still answer
+        if second.done() and (not first.done() or first.exception() is not None) and not parallel.full:
+            judging.cancel()
+            if not first.done():
+                first.cancel()  # not needed any more: killed now, not after the sort
             code, err, got_output = second.result()  # the parallel run saw every match: sorted, it is the answer
             _refused(code, err, got_output)
             parallel.close()
             return cut(await _sorted(parallel.hits), max_files, max_lines)
         judging.cancel()
-        for process in ordered:
-            _resume(process)
+        go_on()
         code, err, got_output = await first  # the parallel run passed its budget: the ordered one answers
         _refused(code, err, got_output)
         in_order.close()
@@ -438,29 +459,38 @@ async def grep(
                 task.cancel()  # a run still going is killed and reaped (see _stream)
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        if rare:
-            for process in ordered:  # killed and reaped: nothing left for the guardian to watch
-                guardian.unwatch(process.pid)
+            elif not task.cancelled():
+                task.exception()  # a run that failed, when the other answered: its error is not reported later
+        for pid in watched:  # killed and reaped: nothing left for the guardian to watch
+            guardian.unwatch(pid)
 
 
-def _pause(process: asyncio.subprocess.Process) -> None:
-    """Stop a run (SIGSTOP): it keeps its place and uses no processor; where it cannot, it just goes on.
-    Not a lower priority: each run is a session of its own, and the scheduler shares the processors
-    between sessions whatever their priorities. A stopped run would not end by itself if MAIA were
-    killed (nothing it writes could fail): the guardian watches it until it is killed."""
+def _pause(process: asyncio.subprocess.Process) -> bool:
+    """Stop a run (SIGSTOP to its group): it keeps its place and uses no processor; whether it was stopped
+    (where it cannot be, it just goes on). Not a lower priority: each run is a session of its own, and the
+    scheduler shares the processors between sessions whatever their priorities. A stopped run would not
+    end by itself if MAIA were killed (nothing it writes could fail): the guardian watches it first."""
     stop = getattr(signal, "SIGSTOP", None)
-    if stop is not None and process.returncode is None:
+    if stop is None or process.returncode is not None:
+        return False
+    try:
         guardian.watch(process.pid)  # its own session: its group is its pid
-        with contextlib.suppress(OSError):
-            os.kill(process.pid, stop)
+    except OSError:  # no guardian (no descriptor left…): better a run that goes on than one stopped forever
+        return False
+    try:
+        os.killpg(process.pid, stop)
+    except OSError:
+        guardian.unwatch(process.pid)
+        return False
+    return True
 
 
 def _resume(process: asyncio.subprocess.Process) -> None:
-    """Let a stopped run go on (SIGCONT)."""
+    """Let a stopped run go on (SIGCONT to its group)."""
     cont = getattr(signal, "SIGCONT", None)
     if cont is not None and process.returncode is None:
         with contextlib.suppress(OSError):
-            os.kill(process.pid, cont)
+            os.killpg(process.pid, cont)
 
 
 def _refused(code: int, err: bytes, got_output: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -158,61 +159,120 @@ async def test_both_runs_start_at_once_and_a_common_word_goes_on_in_both(
     events = trace_runs(monkeypatch)
     query = GrepQuery("word", many, "files_with_matches")
     fast = format_hits(query, await grep_hits(query, head_limit=8), many, 8).text
-    assert events[:2] in ([("start", "ordered"), ("start", "parallel")], [("start", "parallel"), ("start", "ordered")])
+    assert {events[0], events[1]} == {("start", "ordered"), ("start", "parallel")}  # both before either ends
     assert paused == []
     full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
     assert rows(fast)[:8] == full[:8]
 
 
+def hold_until_stopped(monkeypatch: pytest.MonkeyPatch, flag: Path) -> list[int]:
+    """Both runs wait (in a shell, then exec ripgrep) until the ordered one has been stopped: the stop comes
+    first whatever the machine's load. Returns the pids of the runs stopped."""
+    real_start, real_pause = rg._start, rg._pause
+    stopped: list[int] = []
+
+    async def held(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
+        wait = f'while [ ! -e "{flag}" ]; do sleep 0.01; done; exec "$0" "$@"'
+        return await real_start("/bin/sh", ["-c", wait, binary, *args], cwd)
+
+    def pause(process: asyncio.subprocess.Process) -> bool:
+        done = real_pause(process)
+        stopped.append(process.pid)
+        flag.touch()
+        return done
+
+    monkeypatch.setattr(rg, "_start", held)
+    monkeypatch.setattr(rg, "_pause", pause)
+    return stopped
+
+
 async def test_a_rare_word_stops_the_ordered_run_and_the_parallel_one_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two lines match: the parallel run has not found a quarter of the limit when the wait is over (made
-    nil here), so the ordered run is stopped and the parallel run's whole answer is the answer."""
+    """Two lines match: the parallel run has not found a quarter of the limit when the wait is over (nil
+    here), so the ordered run is stopped; the parallel run's whole answer is the answer, and the guardian
+    stops watching the run it watched, killed."""
     monkeypatch.setattr(rg, "_RARE_AFTER", 0.0)
-    paused: list[int] = []
-    real_pause = rg._pause
-
-    def pause(process: asyncio.subprocess.Process) -> None:
-        paused.append(process.pid)
-        real_pause(process)
-
-    monkeypatch.setattr(rg, "_pause", pause)
+    paused = hold_until_stopped(monkeypatch, tmp_path / "flag")
+    watches: list[str] = []
+    monkeypatch.setattr(rg.guardian, "watch", lambda group: watches.append(f"+{group}"))
+    monkeypatch.setattr(rg.guardian, "unwatch", lambda group: watches.append(f"-{group}"))
     events = trace_runs(monkeypatch)
+    tree = tmp_path / "tree"
     for n in range(40):
-        (tmp_path / f"d{n % 4}").mkdir(exist_ok=True)
-        (tmp_path / f"d{n % 4}" / f"f{n}.txt").write_text("nothing here\n" * 50)
-    (tmp_path / "d3" / "rare.txt").write_text("a zqxj line\nzqxj again\n")
-    query = GrepQuery("zqxj", tmp_path, "content")
-    fast = rows(format_hits(query, await grep_hits(query, head_limit=250), tmp_path, 250).text)
+        (tree / f"d{n % 4}").mkdir(parents=True, exist_ok=True)
+        (tree / f"d{n % 4}" / f"f{n}.txt").write_text("nothing here\n" * 50)
+    (tree / "d3" / "rare.txt").write_text("a zqxj line\nzqxj again\n")
+    query = GrepQuery("zqxj", tree, "content")
+    fast = rows(format_hits(query, await asyncio.wait_for(grep_hits(query, head_limit=250), 60), tree, 250).text)
     assert ("start", "parallel") in events and ("start", "ordered") in events
     assert fast == ["d3/rare.txt:1:a zqxj line", "d3/rare.txt:2:zqxj again"]
-    assert len(paused) == 1  # the ordered run, as soon as it ran (stopped: it was killed all the same)
+    assert len(paused) == 1  # the ordered run (stopped: it was killed all the same)
+    assert watches == [f"+{paused[0]}", f"-{paused[0]}"]
     with pytest.raises(ProcessLookupError):
         os.kill(paused[0], 0)
 
 
 async def test_a_stopped_ordered_run_goes_on_when_the_parallel_one_passes_its_budget(
-    many: Path, monkeypatch: pytest.MonkeyPatch
+    many: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The ordered run is stopped at once (the wait is nil) and the parallel run's budget is one line: it
-    passes it, and the stopped ordered run is let go on (SIGCONT) and answers the head of the full answer."""
+    """The ordered run is stopped (the wait is nil) and the parallel run's budget is one line: it passes it,
+    and the stopped ordered run is let go on (SIGCONT) and answers the head of the full answer."""
     monkeypatch.setattr(rg, "_RARE_AFTER", 0.0)
     monkeypatch.setattr(rg, "_BUDGET_MIN", 1)
     monkeypatch.setattr(rg, "_BUDGET_FACTOR", 1)
-    resumed: list[int] = []
+    paused = hold_until_stopped(monkeypatch, tmp_path / "flag")
+    states: list[str] = []
     real_resume = rg._resume
 
     def resume(process: asyncio.subprocess.Process) -> None:
-        resumed.append(process.pid)
+        with contextlib.suppress(OSError):
+            states.append(Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0])
         real_resume(process)
 
     monkeypatch.setattr(rg, "_resume", resume)
     query = GrepQuery("word", many, "content")
-    fast = rows(format_hits(query, await grep_hits(query, head_limit=40), many, 40).text)
+    fast = rows(format_hits(query, await asyncio.wait_for(grep_hits(query, head_limit=40), 60), many, 40).text)
     full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
     assert fast[:40] == full[:40]
-    assert len(resumed) == 1
+    assert len(paused) == 1 and states == ["T"]  # stopped until then
+
+
+async def test_an_ordered_run_started_late_is_never_left_stopped(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ordered run starts after the judgement and after the parallel run has passed its budget (its
+    start delayed here): it must not be stopped then, or nothing would ever let it go on."""
+    monkeypatch.setattr(rg, "_RARE_AFTER", 0.0)
+    monkeypatch.setattr(rg, "_BUDGET_MIN", 1)
+    monkeypatch.setattr(rg, "_BUDGET_FACTOR", 1)
+    real_start = rg._start
+
+    async def late(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
+        if "--sort=path" in args:
+            await asyncio.sleep(0.3)
+        return await real_start(binary, args, cwd)
+
+    monkeypatch.setattr(rg, "_start", late)
+    query = GrepQuery("word", many, "content")
+    fast = rows(format_hits(query, await asyncio.wait_for(grep_hits(query, head_limit=40), 60), many, 40).text)
+    full = rows(format_hits(query, await grep_hits(query, engine="python"), many, 0).text)
+    assert fast[:40] == full[:40]
+
+
+async def test_when_the_ordered_run_cannot_start_the_parallel_one_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_start = rg._start
+
+    async def no_sorted(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
+        if "--sort=path" in args:
+            raise OSError(24, "Too many open files")
+        return await real_start(binary, args, cwd)
+
+    monkeypatch.setattr(rg, "_start", no_sorted)
+    (tmp_path / "a.txt").write_text("zqxj\n")
+    (tmp_path / "b.txt").write_text("nothing\n")
+    query = GrepQuery("zqxj", tmp_path, "files_with_matches")
+    assert rows(format_hits(query, await grep_hits(query, head_limit=250), tmp_path, 250).text) == ["a.txt"]
 
 
 def test_a_stopped_run_dies_with_maia(tmp_path: Path) -> None:
