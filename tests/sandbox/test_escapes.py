@@ -21,7 +21,7 @@ from maia.app.changes import git_diff
 from maia.core.contracts import ToolContext
 from maia.core.settings import load_settings
 from maia.process.sandbox.policy import SandboxPolicy, policy_from_settings
-from maia.subagents.launcher import child_command
+from maia.subagents.spares import child_command
 from maia.tools.bash import BashTool
 from maia.workflows.detach import worker_command
 from maia.workflows.worker import RunOptions

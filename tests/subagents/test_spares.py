@@ -16,7 +16,7 @@ import pytest
 
 from maia.core.contracts import ToolContext
 from maia.subagents import spares
-from maia.subagents.launcher import launch_subagent
+from maia.subagents.launcher import SubAgentResult, launch_subagent
 from maia.subagents.source import AgentSource
 from maia.subagents.spares import discard_spares, pool, spare_ready, start_spare
 from maia.subagents.tool import AgentTool
@@ -224,9 +224,11 @@ async def test_discard_while_the_spare_is_still_starting(
     assert all(p.returncode is not None for p in spawned)  # none left running, each reaped
 
 
-async def test_a_run_ending_after_the_close_starts_no_spare(
+def held_run(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
-) -> None:
+) -> tuple[threading.Event, threading.Event, asyncio.Future[SubAgentResult]]:
+    """A run that asks for a spare, whose answer waits: ``asked`` is set when its request arrives,
+    ``release`` lets the answer go."""
     make_agent("rev")
     asked, release = threading.Event(), threading.Event()
 
@@ -236,9 +238,14 @@ async def test_a_run_ending_after_the_close_starts_no_spare(
         return text_stream("late")
 
     script.add("rev", held)
-    run = asyncio.ensure_future(
-        launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home), keep_spare=True)
-    )
+    spec = spec_for(definition(home, project, "rev"), "task", project, home)
+    return asked, release, asyncio.ensure_future(launch_subagent(spec, keep_spare=True))
+
+
+async def test_a_run_ending_after_the_close_starts_no_spare(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    asked, release, run = held_run(script, make_agent, home, project)
     assert await asyncio.to_thread(asked.wait, 60)
     await discard_spares()  # the conversation ends while its sub-agent still runs
     release.set()
@@ -250,18 +257,7 @@ async def test_a_run_ending_after_the_close_starts_no_spare(
 async def test_a_cancelled_run_leaves_no_spare(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
-    make_agent("rev")
-    asked, release = threading.Event(), threading.Event()
-
-    def held(_body: dict[str, object]) -> bytes:
-        asked.set()
-        release.wait(60)
-        return text_stream("late")
-
-    script.add("rev", held)
-    run = asyncio.ensure_future(
-        launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home), keep_spare=True)
-    )
+    asked, release, run = held_run(script, make_agent, home, project)
     try:
         assert await asyncio.to_thread(asked.wait, 60)  # the child's request is at the server
         run.cancel()
