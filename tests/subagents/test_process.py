@@ -21,9 +21,9 @@ from maia.sessions.store import SessionStore
 from maia.subagents import protocol
 from maia.subagents.definitions import AgentDefinition, load_agents
 from maia.subagents.launcher import launch_subagent, questions_waiting
-from maia.subagents.spares import child_command
 from maia.subagents.prompt import FINAL_SUMMARY_REQUEST
 from maia.subagents.protocol import ChildSpec
+from maia.subagents.spares import child_command
 from maia.subagents.tool import AgentTool, parse_agent_invocation, run_direct
 from tests.agent.helpers import process_alive
 from tests.streams import sse, text_stream, tool_stream
