@@ -542,7 +542,5 @@ def _listing(out: bytes) -> list[str]:
     rels = out.decode("utf-8", errors="replace").split("\0")
     if rels and not rels[-1]:
         rels.pop()
-    if rels and rels[0].startswith("./"):  # never seen without a path: names as ripgrep gives them for "."
-        rels = [p[2:] if p.startswith("./") else p for p in rels]
     rels.sort(key=_order_key)
     return rels
