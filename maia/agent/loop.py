@@ -74,6 +74,8 @@ class AgentSession:
     interrupted: Literal["kept", "rolled_back"] | None = None
     # "always" answers: (rules, kept in the project's local settings) → the application remembers them
     remember: Callable[[Sequence[str], bool], None] | None = None
+    # hears a tool call's name as soon as the model streams it, its arguments still to come
+    on_tool_start: Callable[[str], None] | None = None
     # called before each model call: compacts a conversation that would not fit and returns the request
     # to carry on with (the turn goes on from the summary), or None when nothing was done
     before_request: Callable[[AgentSession], Awaitable[str | None]] | None = None
@@ -153,7 +155,8 @@ def cut_arguments_result(call: ToolUseBlock) -> str:
 
 
 async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock], list[ThinkingBlock]]:
-    request = ChatRequest(session.system, list(session.messages), [t.spec for t in session.tools.values()])
+    specs = [t.spec for t in session.tools.values()]
+    request = ChatRequest(session.system, list(session.messages), specs, on_tool_start=session.on_tool_start)
     text: list[str] = []
     calls: list[ToolUseBlock] = []
     thinking: list[ThinkingBlock] = []

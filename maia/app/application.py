@@ -222,6 +222,7 @@ class Application:
             tool_context=self._tool_context,
         )
         self._conversation.agent.remember = self.remember
+        self._conversation.agent.on_tool_start = self._tool_starting
         self._apply_prompt()
         if loadout.rules.broken and options.origin != "chat":
             # nobody can answer the questions that would make up for the rules that cannot be read
@@ -530,6 +531,13 @@ class Application:
         if result.ok:
             self.attach(direct_context(result))
         return result
+
+    def _tool_starting(self, name: str) -> None:
+        """A tool call is streaming (its arguments still to come): an Agent call's child starts loading now."""
+        for source in self.sources:
+            expect = getattr(source, "expect_call", None)
+            if expect is not None:
+                expect(name)
 
     def _agent_sources(self) -> list[ToolSource]:
         """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents

@@ -293,6 +293,9 @@ class ChatRequest:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int | None = None
+    # hears a tool call's name as soon as it arrives, its arguments still streaming (the Agent tool's
+    # child can start loading meanwhile); not part of what is sent
+    on_tool_start: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

@@ -405,7 +405,11 @@ async def serve(channel: Channel) -> int:
     if first is None:
         return 1
     ui = ChildUI(channel)
-    if first.get("type") != "start":
+    if first.get("type") == "start":
+        # before anything is done with the task: a parent that hears nothing after handing it to a spare
+        # child may give it to another (the spare was dead); one that hears this never does
+        ui.send(protocol.started())
+    else:
         ui.send(protocol.done(ok=False, error=f"expected a start message, got {first.get('type')!r}"))
         return 2
     try:

@@ -9,7 +9,7 @@ import re
 import ssl
 import sys
 import threading
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -352,7 +352,7 @@ class LiteLLMProvider:
         body = build_chat_body(self._model, request, self._settings.max_output_tokens)
         log = self._open_debug_log(url, body)
         try:
-            async with aclosing(self._stream(url, body, log)) as stream:
+            async with aclosing(self._stream(url, body, log, request.on_tool_start)) as stream:
                 async for event in stream:
                     yield event
         finally:
@@ -373,7 +373,9 @@ class LiteLLMProvider:
         log.write(f"\n=== {stamp} POST {url} {json.dumps(summary)}\n".encode())
         return log
 
-    async def _stream(self, url: str, body: dict[str, Any], log: IO[bytes] | None) -> AsyncGenerator[StreamEvent, None]:
+    async def _stream(
+        self, url: str, body: dict[str, Any], log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
         client = self._http()
         try:
             async with client.stream("POST", url, json=body, headers=self._headers()) as response:
@@ -393,7 +395,7 @@ class LiteLLMProvider:
                         settings_path=self._settings.path,
                         patterns=self._patterns,
                     )
-                async with aclosing(self._read_answer(response, log)) as answer:
+                async with aclosing(self._read_answer(response, log, on_call)) as answer:
                     async for event in answer:
                         yield event
         except httpx.TransportError as exc:
@@ -428,9 +430,11 @@ class LiteLLMProvider:
             )
         return ProviderUnreachable(url, str(exc) or type(exc).__name__)
 
-    async def _read_answer(self, response: httpx.Response, log: IO[bytes] | None) -> AsyncGenerator[StreamEvent, None]:
+    async def _read_answer(
+        self, response: httpx.Response, log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
         content_type = response.headers.get("content-type", "")
-        assembler = StreamAssembler(header_cost=_header_cost(response.headers))
+        assembler = StreamAssembler(header_cost=_header_cost(response.headers), on_call=on_call)
         if "application/json" in content_type:
             raw = await response.aread()
             if log is not None:

@@ -5,8 +5,10 @@ No I/O here: the HTTP layer feeds bytes in and forwards the events out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,9 +176,10 @@ def map_stop_reason(finish_reason: str | None, has_calls: bool) -> StopReason:
 class StreamAssembler:
     """Turns decoded chunks into stream events; tool calls are accumulated and emitted at the end."""
 
-    __slots__ = ("_by_index", "_calls", "_thinking", "finish_reason", "header_cost", "usage")
+    __slots__ = ("_by_index", "_calls", "_thinking", "finish_reason", "header_cost", "on_call", "usage")
 
-    def __init__(self, header_cost: float | None = None) -> None:
+    def __init__(self, header_cost: float | None = None, on_call: Callable[[str], None] | None = None) -> None:
+        self.on_call = on_call  # hears each call's name as it arrives (its arguments still to come)
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
         self.finish_reason: str | None = None
@@ -333,6 +336,7 @@ class StreamAssembler:
                 call.id = call_id
             if name and name != call.name:
                 call.name += name
+                self._announce(call.name)
         if args:
             call.args.append(args if isinstance(args, str) else json.dumps(args))
 
@@ -340,7 +344,14 @@ class StreamAssembler:
         call = _Call(index=index, seq=len(self._calls), id=call_id, name=name)
         self._calls.append(call)
         self._by_index[index] = call
+        if name:
+            self._announce(name)
         return call
+
+    def _announce(self, name: str) -> None:
+        if self.on_call is not None:
+            with contextlib.suppress(Exception):  # a listener's failure never breaks the answer being read
+                self.on_call(name)
 
     @property
     def has_calls(self) -> bool:

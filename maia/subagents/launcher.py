@@ -134,7 +134,7 @@ class _Run:
         self.confirm = confirm
         self.on_log = on_log
         self.done: dict[str, Any] | None = None
-        self.heard = False  # a message other than ``ready`` came: the child took its task
+        self.took_task = False  # the child said ``started``: it read its task (never made again elsewhere)
         self.stopping = False
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.questions: set[asyncio.Task[None]] = set()
@@ -225,8 +225,8 @@ class _Run:
                 self.stderr.append(line.decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS])
                 continue
             kind = message.get("type")
-            if kind != "ready":  # ready: loaded (a spare says it before its task, any child at start)
-                self.heard = True
+            if kind == "started":
+                self.took_task = True
             if kind == "confirm":
                 doubt = message.get("doubt")
                 task = asyncio.create_task(
@@ -346,8 +346,8 @@ async def _run_child(
     timeout: float | None,
     hooks: tuple[Any, ...],
 ) -> SubAgentResult:
-    """One run in ``spare`` or a child started for it. A spare that ends without a word after its
-    ``start`` had died before it was taken (nothing can have been done): the run is made again in a new child."""
+    """One run in ``spare`` or a child started for it. A spare that ends without having said ``started`` had
+    died before it could read its task (nothing was done): the run is made again in a child of its own."""
     name = spec.definition.name
     process = spare
     while True:
@@ -381,8 +381,8 @@ async def _run_child(
             await run.close()
             raise
         await run.close()
-        if spare is not None and process is spare and run.done is None and not run.heard and not result.timed_out:
-            process = None  # the dead spare: once more, in a child of its own
+        if spare is not None and process is spare and not run.took_task and run.done is None and not result.timed_out:
+            process = None  # the spare was dead before it could read its task: nothing was done, a child of its own
             continue
         _finish(run, result, started, timeout)
         return result

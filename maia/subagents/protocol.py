@@ -2,6 +2,7 @@
 
 parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
 child → parent: ``ready`` (its modules are loaded: a spare child may now wait long for its ``start``),
+``started`` (its ``start`` was read: from then on, a failure is reported and the task never made again),
 ``confirm {id, message[, doubt, approval]}``, ``log {level, message}``, ``wait {reason, until}``
 (a rate limit: ``reason`` None when it carries on), ``tool {phase, name, summary[, error]}`` (each tool call the
 child makes, ``phase`` ``call`` or ``result``: a parent that does not know it ignores it, as it ignores every
@@ -125,6 +126,11 @@ def confirm_result(request_id: int, ok: bool, reason: str | None = None, answer:
 def ready() -> dict[str, Any]:
     """child → parent: loaded, waiting for its ``start`` (a parent that does not know it ignores it)."""
     return {"type": "ready"}
+
+
+def started() -> dict[str, Any]:
+    """child → parent: the ``start`` line was read, before anything is done with it."""
+    return {"type": "started"}
 
 
 def abort() -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from maia.core.contracts import SourceReport, Tool
 from maia.provider.models import ModelInfo
 from maia.subagents.definitions import AgentDefinition, LoadedAgents, load_agents, loaded_message
-from maia.subagents.tool import agent_tools, agents_prompt_section
+from maia.subagents.tool import AGENT_TOOL, AgentTool, agent_tools, agents_prompt_section
 
 
 class AgentSource:
@@ -69,6 +69,15 @@ class AgentSource:
     def prompt_section(self) -> str:
         """The system prompt's paragraph listing the agents."""
         return agents_prompt_section(self.agents) if self._tools else ""
+
+    def expect_call(self, name: str) -> None:
+        """The model is streaming a call to ``name``: for the Agent tool, a spare child starts loading now,
+        while the call's arguments (the task) are still coming, unless one is waiting or starting."""
+        for tool in self._tools:
+            if isinstance(tool, AgentTool) and tool.spares and name == AGENT_TOOL:
+                from maia.subagents.spares import expect_child
+
+                expect_child(self.launch, tool.command)
 
     async def aclose(self) -> None:
         """The spare child waiting for a next call, if any, is killed (each run's own child ends with it)."""

@@ -150,13 +150,14 @@ class SparePool:
         if generation != self.generation:  # closed meanwhile
             self._discard_later(process)
             return
-        old, self.spare = self.spare, None
-        if old is not None:
-            await old.stop_watching()
-            self._discard_later(old.process)
+        # no await from here on: a close at any moment finds the new spare in place and the old one discarded
         spare = _Spare(launch, process)
         spare.watcher = asyncio.get_running_loop().create_task(self._watch(spare))
-        self.spare = spare
+        old, self.spare = self.spare, spare
+        if old is not None:
+            if old.watcher is not None:
+                old.watcher.cancel()  # it reads the old stdout, which the discard drains once it has run
+            self._discard_later(old.process)
 
     async def _watch(self, spare: _Spare) -> None:
         """Read the spare's ``ready`` line; anything else, or its end, and it is no spare: discarded."""
@@ -197,14 +198,16 @@ class SparePool:
         self.generation += 1
         starting, self.starting = self.starting, None
         if starting is not None and not starting.done():
-            starting.cancel()  # a child already started is killed by asyncio's own clean-up
-            await asyncio.wait({starting})
+            starting.cancel()  # a child being started is killed by asyncio's own clean-up; one started, here
         spare, self.spare = self.spare, None
         if spare is not None:
             if spare.process.returncode is None:
                 kill_tree(spare.process.pid)  # at once, whatever happens to this coroutine
-            await spare.stop_watching()
-            await _discard(spare.process)
+            if spare.watcher is not None:
+                spare.watcher.cancel()
+            self._discard_later(spare.process)  # a task of its own: reaped and released even if this is cancelled
+        if starting is not None:
+            await asyncio.wait({starting})
         if self._discarding:
             await asyncio.wait(set(self._discarding))
 
@@ -225,6 +228,12 @@ async def start_spare(
     folder: Path, *, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 ) -> None:
     """Start a spare child now for calls in ``folder`` with this command and environment."""
+    expect_child(folder, command, env)
+
+
+def expect_child(folder: Path, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> None:
+    """A call is coming (the model is streaming it): a spare child for calls in ``folder`` with this command
+    and environment starts now (from the running event loop), unless one is waiting or starting."""
     spares = pool()
     spares.replace(Launch.of(list(command or child_command()), folder, env), spares.generation)
 

@@ -502,3 +502,26 @@ def test_odd_types_in_a_tool_call_fragment_and_finish_reason_are_tolerated() -> 
     (call, done) = assembler.finish()
     assert isinstance(call, ToolUse) and call.id == "7" and call.name == "" and call.input == {}
     assert isinstance(done, Done) and done.stop_reason == "tool_use"  # the list was not taken as a finish reason
+
+
+def test_a_call_s_name_is_heard_as_it_arrives_before_its_arguments() -> None:
+    """The Agent tool's child starts loading while the task streams: the name is told at once, each time
+    it grows (a name split over fragments), and a listener that fails never breaks the answer."""
+    heard: list[str] = []
+    assembler = StreamAssembler(on_call=heard.append)
+    first = {"index": 0, "id": "c1", "type": "function", "function": {"name": "Ag", "arguments": ""}}
+    assert assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [first]}}]}) == []
+    assert heard == ["Ag"]
+    assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "ent"}}]}}]})
+    assert heard == ["Ag", "Agent"]
+    more = {"index": 0, "function": {"arguments": '{"agent": "rev"}'}}
+    assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]})
+    assert heard == ["Ag", "Agent"]  # arguments are no news
+
+    def broken(_name: str) -> None:
+        raise RuntimeError("listener bug")
+
+    failing = StreamAssembler(on_call=broken)
+    failing.feed({"choices": [{"index": 0, "delta": {"tool_calls": [first]}}]})
+    events = failing.finish()
+    assert [e.name for e in events if isinstance(e, ToolUse)] == ["Ag"]

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from werkzeug import Response
 
 from maia.core.contracts import ToolContext
 from maia.subagents import spares
@@ -21,7 +24,7 @@ from maia.subagents.source import AgentSource
 from maia.subagents.spares import discard_spares, pool, spare_ready, start_spare
 from maia.subagents.tool import AgentTool
 from tests.agent.helpers import process_alive
-from tests.streams import text_stream
+from tests.streams import sse, text_stream
 from tests.subagents.conftest import ScriptedLiteLLM
 from tests.subagents.test_process import definition, spec_for
 
@@ -300,3 +303,99 @@ def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], project: 
             assert not process_alive(pid)
         finally:
             process.kill()
+
+
+async def test_a_child_starts_loading_while_the_model_still_streams_its_agent_call(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first Agent call of a conversation: its name arrives, then its arguments a second later. A child
+    is started at the name, and the call, once whole, takes it (loaded meanwhile)."""
+    from maia.app.application import Application, AppOptions
+    from maia.core.settings import load_settings
+    from tests.agent.helpers import RecordingUI
+
+    make_agent("rev")
+    whole: list[float] = []  # when the call's last bytes were sent
+
+    def slow_call() -> Iterator[bytes]:
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Agent", "arguments": ""}}
+        yield b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}).encode() + b"\n\n"
+        time.sleep(1.0)  # the task is still streaming
+        whole.append(time.monotonic())
+        arguments = json.dumps({"agent": "rev", "task": "look at a.py"})
+        yield sse(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        )
+
+    started: list[float] = []
+    record = spares.Launch.spawn  # the fixture's recorder
+
+    async def timed(self: spares.Launch) -> asyncio.subprocess.Process:
+        started.append(time.monotonic())
+        return await record(self)
+
+    monkeypatch.setattr(spares.Launch, "spawn", timed)
+    script.add("main", Response(slow_call(), content_type="text/event-stream"), text_stream("all done"))
+    script.add("rev", text_stream("a.py is fine"))
+    options = AppOptions(
+        launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
+        origin="ask", allow=("Agent",),
+    )  # fmt: skip
+    app = await Application.open(options, RecordingUI())  # type: ignore[arg-type]
+    try:
+
+        async def never(_wait: object) -> bool:
+            return False
+
+        await app.send("review a.py with rev", on_wait=never)
+        assert [r["messages"][-1]["content"] for r in script.requests["rev"]] == ["look at a.py"]
+        assert started and whole and started[0] < whole[0]  # started while the task was still coming
+        assert await spawned[0].wait() == 0  # and it is the child that ran the task
+    finally:
+        await app.aclose()
+    assert all(p.returncode is not None for p in spawned)  # the spare left for a next call: killed at the close
+
+
+async def test_a_spare_that_dies_after_reading_its_task_is_not_run_again(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    """Killed while its model request is at the server (work may have been done: a request billed, a
+    command run): the failure is reported, and the task is never given to another child."""
+    make_agent("rev")
+    await start_spare(project)
+    assert await spare_ready()
+    spare = spare_process()
+    assert spare is not None
+
+    def kill_it(_body: dict[str, object]) -> bytes:
+        os.kill(spare.pid, signal.SIGKILL)
+        return text_stream("too late")
+
+    script.add("rev", kill_it, text_stream("a second run"))
+    result = await launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home))
+    assert not result.ok
+    assert "killed by signal 9" in (result.error or "")
+    assert len(script.requests["rev"]) == 1  # one request: the task was not made again
+
+
+async def test_a_close_while_a_spare_replaces_another_leaves_neither(
+    make_agent: Callable[..., Path], project: Path, spawned: list[asyncio.subprocess.Process]
+) -> None:
+    await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "a"})
+    first = pool().starting
+    assert first is not None
+    await first  # started, still loading
+    await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "b"})  # another launch: it replaces it
+    second = pool().starting
+    assert second is not None
+    while len(spawned) < 2 and not second.done():
+        await asyncio.sleep(0)  # until the second child exists, or its start is over
+    await discard_spares()
+    assert spare_process() is None
+    assert len(spawned) in (1, 2) and all(p.returncode is not None for p in spawned)  # each killed and reaped
