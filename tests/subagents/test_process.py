@@ -362,8 +362,8 @@ async def test_the_child_stops_when_the_parent_goes_away(
         child.stdin.write(protocol.encode(protocol.start(spec)))
         child.stdin.flush()
         question = await asyncio.to_thread(child.stdout.readline)
-        # "ready" comes first (the child has loaded); the call is announced before it is asked about
-        while protocol.decode(question)["type"] in ("ready", "tool"):
+        # "ready" and "started" come first (loaded, then the task read); the call is announced before it is asked about
+        while protocol.decode(question)["type"] in ("ready", "started", "tool"):
             question = await asyncio.to_thread(child.stdout.readline)
         assert protocol.decode(question)["type"] == "confirm"
         child.stdin.close()  # the parent is gone
