@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,15 @@ if TYPE_CHECKING:
     from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
+
+
+def warm_tools() -> None:
+    """Load what the first tool call of a process loads: jsonschema (its input's check) and the permission
+    engine. Run in a thread while the model streams the call, the time that waits for the network."""
+    with contextlib.suppress(Exception):  # the call loads them itself, and says what is wrong
+        import jsonschema  # noqa: F401
+
+        import maia.permissions.engine  # noqa: F401
 MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
 
 
@@ -163,6 +173,7 @@ class Application:
         )
         self.commands = CommandSet()
         self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
+        self._tools_warming = False  # what the first tool call loads is being loaded (see _tool_starting)
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
@@ -533,7 +544,11 @@ class Application:
         return result
 
     def _tool_starting(self, name: str) -> None:
-        """A tool call is streaming (its arguments still to come): an Agent call's child starts loading now."""
+        """A tool call is streaming (its arguments still to come): what the first call loads (the input
+        validator, the permission engine: ~0.1 s) loads meanwhile, and an Agent call's child starts."""
+        if not self._tools_warming:
+            self._tools_warming = True
+            threading.Thread(target=warm_tools, name="maia-warm-tools", daemon=True).start()
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
             if expect is not None:

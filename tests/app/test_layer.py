@@ -379,3 +379,18 @@ def test_at_references_honour_read_denies_and_never_open_pipes_or_devices(tmp_pa
     warnings = "\n".join(prompt.warnings)
     assert "@secret.txt: a Read deny rule covers it" in warnings
     assert "@pipe: not a regular file" in warnings and "@/dev/zero: not a regular file" in warnings
+
+
+def test_what_the_first_tool_call_loads_can_be_loaded_beforehand() -> None:
+    """``warm_tools`` (run in a thread when the model starts streaming a tool call) loads the input
+    validator and the permission engine, which a fresh process has not loaded yet."""
+    code = (
+        "import sys\n"
+        "from maia.app.application import warm_tools\n"
+        "before = {'jsonschema', 'maia.permissions.engine'} & set(sys.modules)\n"
+        "warm_tools()\n"
+        "after = {'jsonschema', 'maia.permissions.engine'} & set(sys.modules)\n"
+        "print(sorted(before), sorted(after))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] ['jsonschema', 'maia.permissions.engine']"
