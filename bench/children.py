@@ -8,6 +8,9 @@
   left, or the one started when the model's answer named the Agent tool, if the task took longer to
   stream than a spare takes to load (printed). A third reference is a
   ``python -I`` importing every module the child has loaded at its first request: what loading its code costs.
+- *a conversation's first Agent call, end to end*: ``maia ask`` whose model (the loopback server) names the
+  Agent tool, then streams the task for 0.5 s: from the call's last byte to the child's first request
+  (the child started at the tool's name, and the first tool call's own loads made meanwhile).
 - *detached workflow*: from the start of ``maia run AGENT TASK --detach`` to the worker's first
   request at the server; target ≤ 0.6 s, shown beside ``maia --help`` run in the same rounds (the
   machine's pace).
@@ -59,16 +62,50 @@ LOADING: list[float] = []  # a spare child's start → its "ready" (the task's s
 _LOCK = threading.Lock()
 
 
+_ASK = re.compile(rb"ask bench (\d+)")
+STREAMING = 0.5  # seconds the bench's model takes to stream an Agent call's task (after naming the tool)
+WHOLE: dict[int, float] = {}  # task number → when its Agent call's last byte was sent
+
+
+def _event(chunk: dict[str, object]) -> bytes:
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
 class _Proxy(LoopbackProxy):
     models = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        asked = _ASK.search(body)
+        if asked and not re.search(rb'"role": ?"tool"', body):
+            self._agent_call(int(asked.group(1)))
+            return
         found = _TASK.search(body)
         if found:
             with _LOCK:
                 FIRST.setdefault(int(found.group(1)), time.monotonic())
         self.send_body(sse_answer("Done.", MODEL), "text/event-stream")
+
+    def _agent_call(self, number: int) -> None:
+        """The model names the Agent tool, then streams the task for STREAMING seconds."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        call = {"index": 0, "id": f"call_{number}", "type": "function", "function": {"name": "Agent", "arguments": ""}}
+        self.wfile.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}))
+        self.wfile.flush()
+        time.sleep(STREAMING)
+        arguments = json.dumps({"agent": "rev", "task": f"bench task {number}"})
+        rest = {
+            "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}}]
+        }
+        self.wfile.write(_event(rest) + _event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        with _LOCK:
+            WHOLE[number] = time.monotonic()
+        self.close_connection = True
 
 
 def _compile_both_sides(other: str | None = None) -> None:
@@ -176,6 +213,12 @@ def main() -> None:
                 time.sleep(0.01)
             return first
 
+        def ask_first_call(python: str) -> float:
+            number = next(numbers)
+            argv = [python, "-m", "maia", "ask", "--model", MODEL, "--yes", "--allow", "Agent", f"ask bench {number}"]
+            subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL, cwd=tmp)
+            return _first_seen(number) - WHOLE[number]
+
         def help_(python: str) -> float:
             started = time.monotonic()
             subprocess.run([python, "-m", "maia", "--help"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
@@ -187,6 +230,7 @@ def main() -> None:
             "import": functools.partial(imports, code="import maia.frontends.subagent"),
             "loaded": functools.partial(imports, code="import maia.frontends.subagent as s; s.warm_up()"),
             "detached": detached,
+            "ask": ask_first_call,
             "help": help_,
         }
         this_only = {"spare", "loaded"}  # another install may have neither spares nor warm_up
@@ -225,6 +269,10 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
     print(
         f"  loading every module the child loads before it waits (its module, then warm_up):"
         f" {medians['loaded'] * 1000:5.0f} ms; the cold call is {medians['subagent'] / medians['loaded']:.2f}x that"
+    )
+    print(
+        f"  maia ask, a conversation's first Agent call, its task streamed for {STREAMING:.1f} s after the tool's"
+        f" name: the call's last byte → the child's first request {medians['ask'] * 1000:5.0f} ms"
     )
     first = medians["detached"]
     print(
