@@ -552,7 +552,8 @@ class Application:
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
             if expect is not None:
-                expect(name)
+                with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
+                    expect(name)
 
     def _agent_sources(self) -> list[ToolSource]:
         """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents

@@ -134,7 +134,7 @@ class _Run:
         self.confirm = confirm
         self.on_log = on_log
         self.done: dict[str, Any] | None = None
-        self.took_task = False  # the child said ``started``: it read its task (never made again elsewhere)
+        self.took_task = False  # the child said ``started`` (or more): it read its task, never made again elsewhere
         self.stopping = False
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.questions: set[asyncio.Task[None]] = set()
@@ -225,7 +225,7 @@ class _Run:
                 self.stderr.append(line.decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS])
                 continue
             kind = message.get("type")
-            if kind == "started":
+            if kind != "ready":  # "started", or anything a child says once it has read its task
                 self.took_task = True
             if kind == "confirm":
                 doubt = message.get("doubt")

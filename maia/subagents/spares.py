@@ -115,7 +115,11 @@ class SparePool:
         self._discarding: set[asyncio.Task[None]] = set()
 
     async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
-        """The spare if it was started as ``launch`` and still runs (it is then no spare any more)."""
+        """The spare if it was started as ``launch`` and still runs (it is then no spare any more). One being
+        started (announced a moment ago) is waited for: a spawn takes milliseconds, a start of its own more."""
+        starting = self.starting
+        if starting is not None and not starting.done():
+            await asyncio.wait({starting})
         spare, self.spare = self.spare, None
         if spare is None:
             return None

@@ -394,3 +394,36 @@ def test_what_the_first_tool_call_loads_can_be_loaded_beforehand() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] ['jsonschema', 'maia.permissions.engine']"
+
+
+def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each tool call the model names reaches the sources; the loads start in a thread at the first only."""
+    import maia.app.application as application
+
+    threads: list[object] = []
+
+    class Recorder:
+        def __init__(self, *, target: object, name: str, daemon: bool) -> None:
+            threads.append((target, name, daemon))
+
+        def start(self) -> None:
+            pass
+
+    named: list[str] = []
+
+    class Source:
+        def expect_call(self, name: str) -> None:
+            named.append(name)
+
+    class Broken:
+        def expect_call(self, name: str) -> None:
+            raise RuntimeError("a source's bug")
+
+    monkeypatch.setattr(application.threading, "Thread", Recorder)
+    app = application.Application.__new__(application.Application)
+    app._tools_warming = False
+    app.sources = [Broken(), Source()]  # type: ignore[list-item]
+    app._tool_starting("Read")
+    app._tool_starting("Agent")
+    assert threads == [(application.warm_tools, "maia-warm-tools", True)]
+    assert named == ["Read", "Agent"]  # a source that fails does not stop the others

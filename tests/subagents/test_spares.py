@@ -356,7 +356,7 @@ async def test_a_child_starts_loading_while_the_model_still_streams_its_agent_ca
         await app.send("review a.py with rev", on_wait=never)
         assert [r["messages"][-1]["content"] for r in script.requests["rev"]] == ["look at a.py"]
         assert started and whole and started[0] < whole[0]  # started while the task was still coming
-        assert await spawned[0].wait() == 0  # and it is the child that ran the task
+        assert await asyncio.wait_for(spawned[0].wait(), 60) == 0  # and it is the child that ran the task
     finally:
         await app.aclose()
     assert all(p.returncode is not None for p in spawned)  # the spare left for a next call: killed at the close
@@ -399,3 +399,38 @@ async def test_a_close_while_a_spare_replaces_another_leaves_neither(
     await discard_spares()
     assert spare_process() is None
     assert len(spawned) in (1, 2) and all(p.returncode is not None for p in spawned)  # each killed and reaped
+
+
+async def test_a_call_that_arrives_in_one_piece_takes_the_child_its_name_started(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    """Name and task in one chunk: the child its name started is still being spawned when the call is
+    made; the call waits for it (milliseconds) rather than start a second one."""
+    from maia.app.application import Application, AppOptions
+    from maia.core.settings import load_settings
+    from tests.agent.helpers import RecordingUI
+    from tests.streams import tool_stream
+
+    make_agent("rev")
+    script.add("main", tool_stream("Agent", {"agent": "rev", "task": "look"}), text_stream("all done"))
+    script.add("rev", text_stream("fine"))
+    options = AppOptions(
+        launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
+        origin="ask", allow=("Agent",),
+    )  # fmt: skip
+    app = await Application.open(options, RecordingUI())  # type: ignore[arg-type]
+    try:
+
+        async def never(_wait: object) -> bool:
+            return False
+
+        await app.send("review with rev", on_wait=never)
+        assert len(script.requests["rev"]) == 1
+        assert await asyncio.wait_for(spawned[0].wait(), 60) == 0  # the announced child ran the task
+        assert len(spawned) <= 2  # it, and at most the spare this run left for a next call
+    finally:
+        await app.aclose()
