@@ -75,6 +75,30 @@ async def run_rg_whole(binary: str, args: list[str], cwd: Path) -> tuple[int, by
         return code or 0, out.read()
 
 
+async def _run_to_memory(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    """Run ripgrep to its end, its output in a file in memory: (exit status, output, the start of stderr).
+    Cancellation kills it."""
+    with _memory_file() as out:
+        process = await asyncio.create_subprocess_exec(
+            binary,
+            *args,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out.fileno(),
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        assert process.stderr is not None
+        try:
+            err = await _head(process.stderr, 64 * 1024)
+            code = await process.wait()
+        except BaseException:
+            await _kill(process, drain_stderr=True)
+            raise
+        out.seek(0)
+        return code, out.read(), err
+
+
 async def _start(binary: str, args: list[str], cwd: Path) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         binary,
@@ -382,7 +406,15 @@ async def grep(
     """
     if not (max_files or max_lines):
         parser = OutputParser(query, keep=keep)
-        code, err, got_output = await _stream(binary, grep_args(query), cwd, parser.feed)
+        if query.mode == "content":  # lines may be many and long: parsed as they come, never held whole
+            code, err, got_output = await _stream(binary, grep_args(query), cwd, parser.feed)
+        else:  # a line per file: read once ripgrep is done (through a pipe, a wake-up per file or two)
+            code, out, err = await _run_to_memory(binary, grep_args(query), cwd)
+            got_output = bool(out)
+            if len(out) < 256 * 1024:
+                parser.feed(out)
+            else:
+                await asyncio.to_thread(parser.feed, out)
         _refused(code, err, got_output)
         parser.close()
         return await _sorted(parser.hits)

@@ -308,3 +308,28 @@ def test_a_stopped_run_dies_with_maia(tmp_path: Path) -> None:
     while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not process_alive(pid)
+
+
+@pytest.mark.parametrize("mode", ["count", "files_with_matches"])
+async def test_a_cancelled_whole_search_kills_its_process(tmp_path: Path, mode: str) -> None:
+    """Count and files modes without a limit read ripgrep's output once it has ended (a file in memory):
+    Ctrl+C while it runs kills and reaps it all the same."""
+    pid_file = tmp_path / "pid"
+    fake = tmp_path / "rg"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import os, time\n"
+        f"open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()))\n"
+        f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
+        "time.sleep(600)\n"
+    )
+    fake.chmod(0o755)
+    task = asyncio.ensure_future(rg.grep(str(fake), GrepQuery("x", tmp_path, mode), tmp_path))  # type: ignore[arg-type]
+    deadline = time.monotonic() + 60
+    while not pid_file.exists():
+        assert time.monotonic() < deadline and not task.done()
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not process_alive(int(pid_file.read_text()))
