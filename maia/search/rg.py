@@ -49,35 +49,15 @@ def _memory_file() -> BinaryIO:
     return tempfile.TemporaryFile("w+b", buffering=0)
 
 
-async def run_rg_whole(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes]:
-    """Run ripgrep for an answer needed whole (a listing), its output read once it has exited.
+async def run_rg_whole(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    """Run ripgrep for an answer needed whole (a listing, a line per file), its output read once it has
+    exited: (exit status, output, the start of stderr).
 
     The output goes to a file in memory, not a pipe: ripgrep never stops on a full pipe waiting
     for this process to be scheduled and read it (on a loaded machine each such wait costs a
-    time slice, and a large listing fills a pipe many times). Cancellation kills it.
+    time slice, and a large listing fills a pipe many times), and this process is not woken for
+    each line it writes. Cancellation kills it.
     """
-    with _memory_file() as out:
-        process = await asyncio.create_subprocess_exec(
-            binary,
-            *args,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out.fileno(),
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            code = await process.wait()
-        except asyncio.CancelledError:
-            await _kill(process)
-            raise
-        out.seek(0)
-        return code or 0, out.read()
-
-
-async def _run_to_memory(binary: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
-    """Run ripgrep to its end, its output in a file in memory: (exit status, output, the start of stderr).
-    Cancellation kills it."""
     with _memory_file() as out:
         process = await asyncio.create_subprocess_exec(
             binary,
@@ -409,7 +389,7 @@ async def grep(
         if query.mode == "content":  # lines may be many and long: parsed as they come, never held whole
             code, err, got_output = await _stream(binary, grep_args(query), cwd, parser.feed)
         else:  # a line per file: read once ripgrep is done (through a pipe, a wake-up per file or two)
-            code, out, err = await _run_to_memory(binary, grep_args(query), cwd)
+            code, out, err = await run_rg_whole(binary, grep_args(query), cwd)
             got_output = bool(out)
             if len(out) < 256 * 1024:
                 parser.feed(out)
@@ -549,7 +529,7 @@ async def list_files(binary: str, root: Path, glob: str | None, *, max_depth: in
     args = [*COMMON, "--files", "--null", f"--threads={_listing_threads()}", *name_filter(glob)]
     if max_depth:
         args.append(f"--max-depth={max_depth}")
-    _code, out = await run_rg_whole(binary, args, root)
+    _code, out, _err = await run_rg_whole(binary, args, root)
     if len(out) < 256 * 1024:
         return _listing(out)
     return await asyncio.to_thread(_listing, out)  # a big tree's listing is sorted off the loop
