@@ -23,7 +23,7 @@ from maia.process import guardian
 from maia.process.tree import kill_tree
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
-from maia.subagents.spares import Launch, child_command, pool
+from maia.subagents.spares import Launch, child_command, close_stdin, pool
 
 MAX_DURATION = 30 * 60.0
 KILL_GRACE = 5.0
@@ -294,6 +294,7 @@ class _Run:
         if self.stderr_task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self.stderr_task, 5.0)
+        await close_stdin(self.process)
 
     def exit_description(self) -> str:
         code = self.process.returncode

@@ -101,8 +101,19 @@ async def _discard(process: asyncio.subprocess.Process) -> None:
                 with contextlib.suppress(ValueError, OSError):
                     while await pipe.read(65536):
                         pass
+        await close_stdin(process)
     finally:
         guardian.release(process.pid)  # even if cancelled: a later group with this number is never killed
+
+
+async def close_stdin(process: asyncio.subprocess.Process) -> None:
+    """Close the pipe to a child that has ended, and wait until it is closed: then its transport is too
+    (left open, it would be closed by the garbage collector, on a loop that may be gone)."""
+    if process.stdin is not None and not process.stdin.is_closing():
+        process.stdin.close()
+    if process.stdin is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.stdin.wait_closed(), 5.0)
 
 
 class SparePool:

@@ -165,6 +165,19 @@ async def test_both_runs_start_at_once_and_a_common_word_goes_on_in_both(
     assert rows(fast)[:8] == full[:8]
 
 
+def group_stopped(group: int) -> bool:
+    """Whether process group ``group`` is stopped: a member stopped ("T") and none running or sleeping. The
+    shell that holds a run back waits in "D" while its ``sleep``, stopped before its exec, is "T"."""
+    states: list[str] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == group:
+                    states.append(fields[0])
+    return "T" in states and not {"R", "S"} & set(states)
+
+
 def hold_until_stopped(monkeypatch: pytest.MonkeyPatch, flag: Path) -> list[int]:
     """Both runs wait (in a shell, then exec ripgrep) until the ordered one has been stopped: the stop comes
     first whatever the machine's load. Returns the pids of the runs stopped."""
@@ -226,8 +239,10 @@ async def test_a_stopped_ordered_run_goes_on_when_the_parallel_one_passes_its_bu
     real_resume = rg._resume
 
     def resume(process: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(OSError):
-            states.append(Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0])
+        deadline = time.monotonic() + 5  # a stop is delivered to each member a moment after it is sent
+        while not group_stopped(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        states.append("T" if group_stopped(process.pid) else "running")
         real_resume(process)
 
     monkeypatch.setattr(rg, "_resume", resume)
@@ -277,25 +292,32 @@ async def test_when_the_ordered_run_cannot_start_the_parallel_one_answers(
 
 def test_a_stopped_run_dies_with_maia(tmp_path: Path) -> None:
     """MAIA killed (SIGKILL) while the ordered run is stopped: the guardian kills it (stopped, it would
-    never end by itself, nothing it writes can fail)."""
-    for n in range(2000):  # the ordered run is stopped as soon as it runs: it has not searched them all
-        (tmp_path / f"f{n}.txt").write_text("nothing\n")
+    never end by itself, nothing it writes can fail). Both runs are held until the stop, whatever the load."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for n in range(40):
+        (tree / f"f{n}.txt").write_text("nothing\n")
+    flag = tmp_path / "flag"
     script = textwrap.dedent(
         f"""
-        import asyncio, os, signal, sys
+        import asyncio, os, signal
         from pathlib import Path
         from maia.search import GrepQuery, find_ripgrep, rg
 
         rg._RARE_AFTER = 0.0
-        real = rg._pause
+        real_start, real_pause = rg._start, rg._pause
+
+        async def held(binary, args, cwd):
+            wait = 'while [ ! -e {flag} ]; do sleep 0.01; done; exec "$0" "$@"'
+            return await real_start("/bin/sh", ["-c", wait, binary, *args], cwd)
 
         def pause(process):
-            real(process)
+            real_pause(process)
             print(process.pid, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)  # MAIA dies while the run is stopped
 
-        rg._pause = pause
-        root = Path({str(tmp_path)!r})
+        rg._start, rg._pause = held, pause
+        root = Path({str(tree)!r})
         asyncio.run(rg.grep(find_ripgrep(), GrepQuery("zqxj", root, "content"), root, max_lines=250))
         """
     )
@@ -303,11 +325,12 @@ def test_a_stopped_run_dies_with_maia(tmp_path: Path) -> None:
         assert parent.stdout is not None
         line = parent.stdout.readline()
         parent.wait()
-    pid = int(line)
+    group = int(line)
+    flag.touch()  # nothing held back any more: only the stop keeps the ordered run from ending by itself
     deadline = time.monotonic() + 60
-    while process_alive(pid) and time.monotonic() < deadline:
+    while process_alive(group) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not process_alive(pid)
+    assert not process_alive(group)
 
 
 @pytest.mark.parametrize("mode", ["count", "files_with_matches"])
