@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 
 SOURCE_CLOSE_TIMEOUT = 3.0
 
+MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
+
 
 def warm_tools() -> None:
     """Load what the first tool call of a process loads: jsonschema (its input's check) and the permission
@@ -66,7 +68,6 @@ def warm_tools() -> None:
         import jsonschema  # noqa: F401
 
         import maia.permissions.engine  # noqa: F401
-MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
 
 
 class PromptBlocked(MaiaError):
