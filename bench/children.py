@@ -10,7 +10,9 @@
   ``python -I`` importing every module the child has loaded at its first request: what loading its code costs.
 - *a conversation's first Agent call, end to end*: ``maia ask`` whose model (the loopback server) names the
   Agent tool, then streams the task for 0.5 s: from the call's last byte to the child's first request
-  (the child started at the tool's name, and the first tool call's own loads made meanwhile).
+  (the child started at the tool's name, and the first tool call's own loads made meanwhile). Then the
+  same with the whole call (name and task) sent in one piece, as some providers send calls, after the
+  model "thought" for 0, 100, 200 or 300 ms from the request's acceptance (a spare starts loading then).
 - *detached workflow*: from the start of ``maia run AGENT TASK --detach`` to the worker's first
   request at the server; target ≤ 0.6 s, shown beside ``maia --help`` run in the same rounds (the
   machine's pace).
@@ -62,7 +64,8 @@ LOADING: list[float] = []  # a spare child's start → its "ready" (the task's s
 _LOCK = threading.Lock()
 
 
-_ASK = re.compile(rb"ask bench (\d+)")
+_ASK = re.compile(rb"ask bench (\d+)(?: whole (\d+))?")
+THINKING = (0, 100, 200, 300)  # ms the model "thinks" before it sends a whole Agent call (the one-piece cases)
 STREAMING = 0.5  # seconds the bench's model takes to stream an Agent call's task (after naming the tool)
 WHOLE: dict[int, float] = {}  # task number → when its Agent call's last byte was sent
 
@@ -78,7 +81,8 @@ class _Proxy(LoopbackProxy):
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         asked = _ASK.search(body)
         if asked and not re.search(rb'"role": ?"tool"', body):
-            self._agent_call(int(asked.group(1)))
+            whole = asked.group(2)
+            self._agent_call(int(asked.group(1)), None if whole is None else int(whole) / 1000)
             return
         found = _TASK.search(body)
         if found:
@@ -86,20 +90,27 @@ class _Proxy(LoopbackProxy):
                 FIRST.setdefault(int(found.group(1)), time.monotonic())
         self.send_body(sse_answer("Done.", MODEL), "text/event-stream")
 
-    def _agent_call(self, number: int) -> None:
-        """The model names the Agent tool, then streams the task for STREAMING seconds."""
+    def _agent_call(self, number: int, thinking: float | None) -> None:
+        """The model names the Agent tool, then streams the task for STREAMING seconds; or (``thinking`` in
+        seconds) it thinks that long, then sends the whole call in one piece."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        call = {"index": 0, "id": f"call_{number}", "type": "function", "function": {"name": "Agent", "arguments": ""}}
-        self.wfile.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}))
-        self.wfile.flush()
-        time.sleep(STREAMING)
         arguments = json.dumps({"agent": "rev", "task": f"bench task {number}"})
-        rest = {
-            "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}}]
-        }
+        call = {"index": 0, "id": f"call_{number}", "type": "function", "function": {"name": "Agent", "arguments": ""}}
+        if thinking is not None:
+            self.wfile.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
+            self.wfile.flush()
+            time.sleep(thinking)
+            call["function"] = {"name": "Agent", "arguments": arguments}
+            rest = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+        else:
+            self.wfile.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}))
+            self.wfile.flush()
+            time.sleep(STREAMING)
+            more = {"index": 0, "function": {"arguments": arguments}}
+            rest = {"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]}
         self.wfile.write(_event(rest) + _event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
@@ -213,9 +224,10 @@ def main() -> None:
                 time.sleep(0.01)
             return first
 
-        def ask_first_call(python: str) -> float:
+        def ask_first_call(python: str, thinking: int | None = None) -> float:
             number = next(numbers)
-            argv = [python, "-m", "maia", "ask", "--model", MODEL, "--yes", "--allow", "Agent", f"ask bench {number}"]
+            prompt = f"ask bench {number}" + ("" if thinking is None else f" whole {thinking}")
+            argv = [python, "-m", "maia", "ask", "--model", MODEL, "--yes", "--allow", "Agent", prompt]
             subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL, cwd=tmp)
             return _first_seen(number) - WHOLE[number]
 
@@ -231,9 +243,11 @@ def main() -> None:
             "loaded": functools.partial(imports, code="import maia.frontends.subagent as s; s.warm_up()"),
             "detached": detached,
             "ask": ask_first_call,
+            **{f"whole{ms}": functools.partial(ask_first_call, thinking=ms) for ms in THINKING},
             "help": help_,
         }
-        this_only = {"spare", "loaded"}  # another install may have neither spares nor warm_up
+        # another install may have neither spares nor warm_up, nor spares started with the request
+        this_only = {"spare", "loaded", *(f"whole{ms}" for ms in THINKING)}
         cases = {
             (side, kind): kinds[kind] for kind in kinds for side in pythons if side == "this" or kind not in this_only
         }
@@ -274,6 +288,11 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
         f"  maia ask, a conversation's first Agent call, its task streamed for {STREAMING:.1f} s after the tool's"
         f" name: the call's last byte → the child's first request {medians['ask'] * 1000:5.0f} ms"
     )
+    for ms in THINKING:
+        print(
+            f"  maia ask, a conversation's first Agent call sent in one piece {ms:3d} ms after the request was"
+            f" taken: the call's last byte → the child's first request {medians[f'whole{ms}'] * 1000:5.0f} ms"
+        )
     first = medians["detached"]
     print(
         f"  maia run -d → worker's first request {first * 1000:7.0f} ms (target ≤ 600 ms)"

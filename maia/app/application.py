@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 SOURCE_CLOSE_TIMEOUT = 3.0
 
 MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
+# This long after the server took a request, what a first tool call loads (~0.1 s in a thread) starts loading:
+# a model slower than that hides it, and a quick plain answer (a one-shot `maia ask`) is over before.
+WARM_TOOLS_AFTER = 0.1
 
 
 def warm_tools() -> None:
@@ -175,6 +178,7 @@ class Application:
         self.commands = CommandSet()
         self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
         self._tools_warming = False  # what the first tool call loads is being loaded (see _tool_starting)
+        self._warm_later: asyncio.TimerHandle | None = None  # …or will be, if the model takes its time
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
@@ -235,6 +239,7 @@ class Application:
         )
         self._conversation.agent.remember = self.remember
         self._conversation.agent.on_tool_start = self._tool_starting
+        self._conversation.agent.on_accepted = self._request_accepted
         self._apply_prompt()
         if loadout.rules.broken and options.origin != "chat":
             # nobody can answer the questions that would make up for the rules that cannot be read
@@ -393,6 +398,9 @@ class Application:
 
     async def aclose(self) -> None:
         """Close the sources (at most a few seconds each), the provider, and release the session."""
+        if self._warm_later is not None:
+            self._warm_later.cancel()
+            self._warm_later = None
         if self._background is not None and not self._background.done():
             # let a connection under way finish (bounded), then close it as any other: cancelled in the
             # middle of its handshake, the SDK would leave a local server running after MAIA
@@ -547,14 +555,35 @@ class Application:
     def _tool_starting(self, name: str) -> None:
         """A tool call is streaming (its arguments still to come): what the first call loads (the input
         validator, the permission engine: ~0.1 s) loads meanwhile, and an Agent call's child starts."""
-        if not self._tools_warming:
-            self._tools_warming = True
-            threading.Thread(target=warm_tools, name="maia-warm-tools", daemon=True).start()
+        self._warm_tools()
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
             if expect is not None:
                 with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
                     expect(name)
+
+    def _warm_tools(self) -> None:
+        """Load what the first tool call of the process loads, in a thread, once."""
+        if self._warm_later is not None:
+            self._warm_later.cancel()
+            self._warm_later = None
+        if not self._tools_warming:
+            self._tools_warming = True
+            threading.Thread(target=warm_tools, name="maia-warm-tools", daemon=True).start()
+
+    def _request_accepted(self) -> None:
+        """The server took a model request, and the model is at work: a source that would start something
+        for a call its tools may get (the Agent tool's child) starts it now, in the time the answer takes;
+        what a first tool call loads loads too a moment later, unless the application has closed by then (a
+        quick one-shot answer): a call whose name and arguments come in one piece gives no other head start."""
+        if not self._tools_warming and self._warm_later is None:
+            self._warm_later = asyncio.get_running_loop().call_later(WARM_TOOLS_AFTER, self._warm_tools)
+        offered = frozenset(self.agent.tools)
+        for source in self.sources:
+            expect = getattr(source, "expect_request", None)
+            if expect is not None:
+                with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
+                    expect(offered)
 
     def _agent_sources(self) -> list[ToolSource]:
         """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents

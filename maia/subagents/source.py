@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 
 from maia.core.contracts import SourceReport, Tool
@@ -78,6 +78,14 @@ class AgentSource:
                 from maia.subagents.spares import expect_child
 
                 expect_child(self.launch, tool.command)
+
+    def expect_request(self, offered: Collection[str]) -> None:
+        """A model request offering ``offered`` is being answered: if the Agent tool is among them, a spare
+        child starts loading now, unless one is waiting or starting. A model takes longer to answer than a
+        child to load (~0.2 s), so the conversation's first call finds it ready, even one whose task comes
+        in one piece; it is the spare a finished run leaves, started earlier."""
+        if AGENT_TOOL in offered:
+            self.expect_call(AGENT_TOOL)
 
     async def aclose(self) -> None:
         """The spare child waiting for a next call, if any, is killed (each run's own child ends with it)."""

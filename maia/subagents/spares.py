@@ -3,7 +3,9 @@
 A child spends most of its start loading Python modules (a few hundred: about twice what a bare import
 of its own module takes), before its first request. Once a conversation has run a sub-agent, the next
 one is likely: as a run ends, a spare child is started; it loads its modules, says ``ready`` and waits
-for its ``start``. The task, the definition, the settings, the rules and the folder's trust reach it only
+for its ``start``. A conversation that offers the Agent tool starts one before its first call too: when
+the server takes a request (the model's answer takes longer than a child's load), or when the model
+names the tool. The task, the definition, the settings, the rules and the folder's trust reach it only
 then and are read from disk as for any child, so a spare holds nothing that could go stale.
 
 The next call started exactly as the spare was (same command, same environment, the same folder: same

@@ -422,8 +422,64 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(application.threading, "Thread", Recorder)
     app = application.Application.__new__(application.Application)
     app._tools_warming = False
+    app._warm_later = None
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
     app._tool_starting("Read")
     app._tool_starting("Agent")
     assert threads == [(application.warm_tools, "maia-warm-tools", True)]
     assert named == ["Read", "Agent"]  # a source that fails does not stop the others
+
+
+async def test_a_request_the_server_took_warms_the_tools_a_moment_later_and_tells_the_sources(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server took a request: the sources hear which tools it offers at once (a broken one stops none);
+    the first tool call's loads start a moment later, once, or at once if a call is named meanwhile."""
+    import asyncio
+    from types import SimpleNamespace
+
+    import maia.app.application as application
+
+    threads: list[object] = []
+
+    class Recorder:
+        def __init__(self, *, target: object, name: str, daemon: bool) -> None:
+            threads.append(target)
+
+        def start(self) -> None:
+            pass
+
+    offered: list[frozenset[str]] = []
+
+    class Source:
+        def expect_request(self, tools: frozenset[str]) -> None:
+            offered.append(tools)
+
+    class Broken:
+        def expect_request(self, tools: frozenset[str]) -> None:
+            raise RuntimeError("a source's bug")
+
+    monkeypatch.setattr(application.threading, "Thread", Recorder)
+    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 0.05)
+    app = application.Application.__new__(application.Application)
+    app._tools_warming = False
+    app._warm_later = None
+    app.sources = [Broken(), Source()]  # type: ignore[list-item]
+    app._conversation = SimpleNamespace(agent=SimpleNamespace(tools={"Read": None, "Agent": None}))  # type: ignore[assignment]
+    app._request_accepted()
+    app._request_accepted()  # a second request: still one timer
+    assert offered == [frozenset({"Read", "Agent"})] * 2
+    assert threads == []  # not yet: a quick answer never pays for it
+    await asyncio.sleep(0.2)
+    assert threads == [application.warm_tools]
+    app._request_accepted()
+    await asyncio.sleep(0.1)
+    assert threads == [application.warm_tools]  # once per application
+
+    app._tools_warming = False
+    threads.clear()
+    app._request_accepted()
+    app._tool_starting("Read")  # a call named before the moment: at once, and the timer is gone
+    assert threads == [application.warm_tools] and app._warm_later is None
+    await asyncio.sleep(0.1)
+    assert threads == [application.warm_tools]

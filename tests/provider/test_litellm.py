@@ -403,3 +403,44 @@ def test_debug_log_default_location(tmp_path: Path) -> None:
     assert debug_log_path({"MAIA_DEBUG_LLM": "1"}).name == "maia-llm-debug.log"  # type: ignore[union-attr]
     assert debug_log_path({}) is None
     assert debug_log_path({"MAIA_DEBUG_LLM": "0"}) is None
+
+
+async def test_the_request_s_acceptance_is_heard_before_the_answer_and_never_for_a_refusal(
+    httpserver: HTTPServer, write_settings: Callable[..., Path], home: Path
+) -> None:
+    """Once the server took the request (its answer's headers came), the listener hears it, before the first
+    event; a request the server refused is never "accepted", and a listener that fails breaks nothing."""
+    order: list[str] = []
+    _serve_capture(httpserver, "scripted-openai-text")
+    request = ChatRequest(
+        "You are MAIA.", [Message("user", [TextBlock("hi")])], on_accepted=lambda: order.append("accepted")
+    )
+    provider = LiteLLMProvider(_settings(httpserver.url_for(""), write_settings, home), "scripted-openai")
+    try:
+        async for event in provider.chat(request):
+            order.append(type(event).__name__)
+    finally:
+        await provider.aclose()
+    assert order[0] == "accepted" and order.count("accepted") == 1
+    assert "TextDelta" in order and "Done" in order
+
+    httpserver.clear()
+    refused: list[str] = []
+    _serve_capture(httpserver, "scripted-openai-rate-limit")
+    request = ChatRequest(
+        "You are MAIA.", [Message("user", [TextBlock("hi")])], on_accepted=lambda: refused.append("x")
+    )
+    provider = LiteLLMProvider(_settings(httpserver.url_for(""), write_settings, home), "scripted-openai")
+    with pytest.raises(RateLimited):
+        await _collect(provider, request)
+    assert refused == []
+
+    def broken() -> None:
+        raise RuntimeError("listener bug")
+
+    httpserver.clear()
+    _serve_capture(httpserver, "scripted-openai-text")
+    request = ChatRequest("You are MAIA.", [Message("user", [TextBlock("hi")])], on_accepted=broken)
+    provider = LiteLLMProvider(_settings(httpserver.url_for(""), write_settings, home), "scripted-openai")
+    events = await _collect(provider, request)
+    assert any(isinstance(e, Done) for e in events)

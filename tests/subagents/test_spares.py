@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from werkzeug import Response
 
+from maia.app.application import Application
 from maia.core.contracts import ToolContext
 from maia.subagents import spares
 from maia.subagents.launcher import SubAgentResult, launch_subagent
@@ -307,7 +308,7 @@ def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], project: 
 
 
 @contextlib.asynccontextmanager
-async def asked(home: Path, project: Path, prompt: str) -> AsyncIterator[None]:
+async def asked(home: Path, project: Path, prompt: str) -> AsyncIterator[Application]:
     """A ``maia ask``-like application (the Agent tool allowed) that sends ``prompt``; closed on the way out."""
     from maia.app.application import Application, AppOptions
     from maia.core.settings import load_settings
@@ -324,7 +325,7 @@ async def asked(home: Path, project: Path, prompt: str) -> AsyncIterator[None]:
 
     try:
         await app.send(prompt, on_wait=never)
-        yield
+        yield app
     finally:
         await app.aclose()
 
@@ -428,3 +429,101 @@ async def test_a_call_that_arrives_in_one_piece_takes_the_child_its_name_started
         assert len(script.requests["rev"]) == 1
         assert await asyncio.wait_for(spawned[0].wait(), 60) == 0  # the announced child ran the task
         assert len(spawned) <= 2  # it, and at most the spare this run left for a next call
+
+
+def subagent_children() -> list[int]:
+    """This process's sub-agent children (spares included), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == os.getpid() and "--subagent" in command_line(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+async def test_a_child_starts_loading_as_soon_as_the_server_takes_a_request_that_offers_the_agent_tool(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    """The model thinks, then sends its Agent call in one piece (name and task together, as some providers
+    do): the child was started when the server took the request, before anything of the call came, and
+    the call takes it."""
+    make_agent("rev")
+    seen: list[list[int]] = []  # the sub-agent children there were before the call was sent
+
+    def thinking_then_call() -> Iterator[bytes]:
+        opening = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+        yield b"data: " + json.dumps(opening).encode() + b"\n\n"  # the headers go with it
+        deadline = time.monotonic() + 60
+        while not subagent_children() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the model is "thinking"
+        seen.append(subagent_children())
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Agent", "arguments": ""}}
+        call["function"]["arguments"] = json.dumps({"agent": "rev", "task": "look at b.py"})  # type: ignore[index]
+        yield sse(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        )
+
+    script.add("main", Response(thinking_then_call(), content_type="text/event-stream"), text_stream("all done"))
+    script.add("rev", text_stream("b.py is fine"))
+    async with asked(home, project, "review b.py with rev"):
+        assert [r["messages"][-1]["content"] for r in script.requests["rev"]] == ["look at b.py"]
+        assert seen and seen[0] == [spawned[0].pid]  # started before the call's first byte
+        assert await asyncio.wait_for(spawned[0].wait(), 60) == 0  # and it is the child that ran the task
+    assert all(p.returncode is not None for p in spawned)
+
+
+async def test_no_child_starts_for_a_conversation_without_the_agent_tool(
+    script: ScriptedLiteLLM, home: Path, project: Path, spawned: list[asyncio.subprocess.Process]
+) -> None:
+    """No agent defined: no Agent tool, and no child loads for nothing."""
+    script.add("main", text_stream("hello"))
+    async with asked(home, project, "hi"):
+        assert len(script.requests["main"]) == 1
+    assert spawned == []
+
+
+async def test_the_first_tool_call_s_loads_start_while_the_model_thinks_and_never_after_the_close(
+    script: ScriptedLiteLLM, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a first tool call loads starts loading a moment after the server took the request, while the
+    model is still at work; an application closed before that moment (a quick one-shot answer) loads
+    nothing for nothing."""
+    import maia.app.application as application
+
+    warmed: list[float] = []
+    monkeypatch.setattr(application, "warm_tools", lambda: warmed.append(time.monotonic()))
+    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 30.0)
+    script.add("main", text_stream("hello"))
+    async with asked(home, project, "hi") as app:
+        assert len(script.requests["main"]) == 1
+        timer = app._warm_later
+        assert timer is not None and not timer.cancelled()  # set when the server took the request
+    assert timer.cancelled() and warmed == []  # the close cancelled it
+
+    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 0.05)
+    answered: list[float] = []
+
+    def thinking() -> Iterator[bytes]:
+        opening = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+        yield b"data: " + json.dumps(opening).encode() + b"\n\n"
+        deadline = time.monotonic() + 60
+        while not warmed and time.monotonic() < deadline:
+            time.sleep(0.01)  # the model is "thinking"
+        answered.append(time.monotonic())
+        yield sse(
+            {"choices": [{"index": 0, "delta": {"content": "hello"}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        )
+
+    script.add("main", Response(thinking(), content_type="text/event-stream"))
+    async with asked(home, project, "hi again"):
+        assert len(script.requests["main"]) == 2
+    assert len(warmed) == 1 and warmed[0] <= answered[0]
