@@ -12,7 +12,8 @@
   Agent tool, then streams the task for 0.5 s: from the call's last byte to the child's first request
   (the child started at the tool's name, and the first tool call's own loads made meanwhile). Then the
   same with the whole call (name and task) sent in one piece, as some providers send calls, after the
-  model "thought" for 0, 100, 200 or 300 ms from the request's acceptance (a spare starts loading then).
+  model "thought" for 0, 200, 300 or 500 ms, sending nothing meanwhile (a LiteLLM proxy holds its headers
+  until its first chunk): a spare starts loading 0.1 s after the request is sent.
 - *detached workflow*: from the start of ``maia run AGENT TASK --detach`` to the worker's first
   request at the server; target ≤ 0.6 s, shown beside ``maia --help`` run in the same rounds (the
   machine's pace).
@@ -65,7 +66,7 @@ _LOCK = threading.Lock()
 
 
 _ASK = re.compile(rb"ask bench (\d+)(?: whole (\d+))?")
-THINKING = (0, 100, 200, 300)  # ms the model "thinks" before it sends a whole Agent call (the one-piece cases)
+THINKING = (0, 200, 300, 500)  # ms the model "thinks" before it sends a whole Agent call (the one-piece cases)
 STREAMING = 0.5  # seconds the bench's model takes to stream an Agent call's task (after naming the tool)
 WHOLE: dict[int, float] = {}  # task number → when its Agent call's last byte was sent
 
@@ -92,7 +93,9 @@ class _Proxy(LoopbackProxy):
 
     def _agent_call(self, number: int, thinking: float | None) -> None:
         """The model names the Agent tool, then streams the task for STREAMING seconds; or (``thinking`` in
-        seconds) it thinks that long, then sends the whole call in one piece."""
+        seconds) it thinks that long, sending nothing, then sends the whole call in one piece."""
+        if thinking is not None:
+            time.sleep(thinking)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
@@ -100,9 +103,6 @@ class _Proxy(LoopbackProxy):
         arguments = json.dumps({"agent": "rev", "task": f"bench task {number}"})
         call = {"index": 0, "id": f"call_{number}", "type": "function", "function": {"name": "Agent", "arguments": ""}}
         if thinking is not None:
-            self.wfile.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
-            self.wfile.flush()
-            time.sleep(thinking)
             call["function"] = {"name": "Agent", "arguments": arguments}
             rest = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
         else:
@@ -291,7 +291,7 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
     for ms in THINKING:
         print(
             f"  maia ask, a conversation's first Agent call sent in one piece {ms:3d} ms after the request was"
-            f" taken: the call's last byte → the child's first request {medians[f'whole{ms}'] * 1000:5.0f} ms"
+            f" sent: the call's last byte → the child's first request {medians[f'whole{ms}'] * 1000:5.0f} ms"
         )
     first = medians["detached"]
     print(

@@ -76,8 +76,8 @@ class AgentSession:
     remember: Callable[[Sequence[str], bool], None] | None = None
     # hears a tool call's name as soon as the model streams it, its arguments still to come
     on_tool_start: Callable[[str], None] | None = None
-    # hears that the server took a model request (the model is at work on its answer)
-    on_accepted: Callable[[], None] | None = None
+    # told as each model request is sent (the model will be at work on its answer for a while)
+    on_request: Callable[[], None] | None = None
     # called before each model call: compacts a conversation that would not fit and returns the request
     # to carry on with (the turn goes on from the summary), or None when nothing was done
     before_request: Callable[[AgentSession], Awaitable[str | None]] | None = None
@@ -158,13 +158,10 @@ def cut_arguments_result(call: ToolUseBlock) -> str:
 
 async def _call_model(session: AgentSession) -> tuple[str, list[ToolUseBlock], list[ThinkingBlock]]:
     specs = [t.spec for t in session.tools.values()]
-    request = ChatRequest(
-        session.system,
-        list(session.messages),
-        specs,
-        on_tool_start=session.on_tool_start,
-        on_accepted=session.on_accepted,
-    )
+    request = ChatRequest(session.system, list(session.messages), specs, on_tool_start=session.on_tool_start)
+    if session.on_request is not None:
+        with contextlib.suppress(Exception):  # a head start for what the answer may need, nothing more
+            session.on_request()
     text: list[str] = []
     calls: list[ToolUseBlock] = []
     thinking: list[ThinkingBlock] = []

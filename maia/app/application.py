@@ -59,9 +59,10 @@ if TYPE_CHECKING:
 SOURCE_CLOSE_TIMEOUT = 3.0
 
 MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
-# This long after the server took a request, what a first tool call loads (~0.1 s in a thread) starts loading:
-# a model slower than that hides it, and a quick plain answer (a one-shot `maia ask`) is over before.
-WARM_TOOLS_AFTER = 0.1
+# A model still at work this long after a request was sent gets the head start (see _head_start): what its
+# answer's tool calls need starts loading. A plain answer quicker than that (a one-shot `maia ask` closes
+# right after it) loads nothing for nothing.
+HEAD_START_AFTER = 0.1
 
 
 def warm_tools() -> None:
@@ -178,7 +179,8 @@ class Application:
         self.commands = CommandSet()
         self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
         self._tools_warming = False  # what the first tool call loads is being loaded (see _tool_starting)
-        self._warm_later: asyncio.TimerHandle | None = None  # …or will be, if the model takes its time
+        self._head_start_timer: asyncio.TimerHandle | None = None  # a request under way (see _request_sent)
+        self._shutting_down = False  # aclose has begun: nothing more is started ahead of need
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
         self._background: asyncio.Task[SourceReport] | None = None  # MCP servers connecting (the chat)
@@ -239,7 +241,7 @@ class Application:
         )
         self._conversation.agent.remember = self.remember
         self._conversation.agent.on_tool_start = self._tool_starting
-        self._conversation.agent.on_accepted = self._request_accepted
+        self._conversation.agent.on_request = self._request_sent
         self._apply_prompt()
         if loadout.rules.broken and options.origin != "chat":
             # nobody can answer the questions that would make up for the rules that cannot be read
@@ -398,9 +400,10 @@ class Application:
 
     async def aclose(self) -> None:
         """Close the sources (at most a few seconds each), the provider, and release the session."""
-        if self._warm_later is not None:
-            self._warm_later.cancel()
-            self._warm_later = None
+        self._shutting_down = True
+        if self._head_start_timer is not None:
+            self._head_start_timer.cancel()
+            self._head_start_timer = None
         if self._background is not None and not self._background.done():
             # let a connection under way finish (bounded), then close it as any other: cancelled in the
             # middle of its handshake, the SDK would leave a local server running after MAIA
@@ -555,6 +558,8 @@ class Application:
     def _tool_starting(self, name: str) -> None:
         """A tool call is streaming (its arguments still to come): what the first call loads (the input
         validator, the permission engine: ~0.1 s) loads meanwhile, and an Agent call's child starts."""
+        if self._shutting_down:
+            return
         self._warm_tools()
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
@@ -564,20 +569,24 @@ class Application:
 
     def _warm_tools(self) -> None:
         """Load what the first tool call of the process loads, in a thread, once."""
-        if self._warm_later is not None:
-            self._warm_later.cancel()
-            self._warm_later = None
         if not self._tools_warming:
             self._tools_warming = True
             threading.Thread(target=warm_tools, name="maia-warm-tools", daemon=True).start()
 
-    def _request_accepted(self) -> None:
-        """The server took a model request, and the model is at work: a source that would start something
-        for a call its tools may get (the Agent tool's child) starts it now, in the time the answer takes;
-        what a first tool call loads loads too a moment later, unless the application has closed by then (a
-        quick one-shot answer): a call whose name and arguments come in one piece gives no other head start."""
-        if not self._tools_warming and self._warm_later is None:
-            self._warm_later = asyncio.get_running_loop().call_later(WARM_TOOLS_AFTER, self._warm_tools)
+    def _request_sent(self) -> None:
+        """A model request is being sent: if the model is still at work a moment later, the head start."""
+        if self._shutting_down or self._head_start_timer is not None:
+            return
+        self._head_start_timer = asyncio.get_running_loop().call_later(HEAD_START_AFTER, self._head_start)
+
+    def _head_start(self) -> None:
+        """The model is at work on an answer: what its tool calls will need starts loading meanwhile, the first
+        tool call's modules (once) and what a source would start for a call (the Agent tool's child). A call
+        whose name and arguments come in one piece, as some providers send calls, gets no other head start."""
+        self._head_start_timer = None
+        if self._shutting_down:
+            return
+        self._warm_tools()
         offered = frozenset(self.agent.tools)
         for source in self.sources:
             expect = getattr(source, "expect_request", None)

@@ -296,9 +296,6 @@ class ChatRequest:
     # hears a tool call's name as soon as it arrives, its arguments still streaming (the Agent tool's
     # child can start loading meanwhile); not part of what is sent
     on_tool_start: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
-    # hears that the server took the request (its answer's headers came): the model is at work, and what
-    # may be needed next (the Agent tool's child) can load meanwhile; not part of what is sent
-    on_accepted: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

@@ -352,8 +352,7 @@ class LiteLLMProvider:
         body = build_chat_body(self._model, request, self._settings.max_output_tokens)
         log = self._open_debug_log(url, body)
         try:
-            stream_answer = self._stream(url, body, log, request.on_tool_start, request.on_accepted)
-            async with aclosing(stream_answer) as stream:
+            async with aclosing(self._stream(url, body, log, request.on_tool_start)) as stream:
                 async for event in stream:
                     yield event
         finally:
@@ -375,12 +374,7 @@ class LiteLLMProvider:
         return log
 
     async def _stream(
-        self,
-        url: str,
-        body: dict[str, Any],
-        log: IO[bytes] | None,
-        on_call: Callable[[str], None] | None = None,
-        on_accepted: Callable[[], None] | None = None,
+        self, url: str, body: dict[str, Any], log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         client = self._http()
         try:
@@ -401,9 +395,6 @@ class LiteLLMProvider:
                         settings_path=self._settings.path,
                         patterns=self._patterns,
                     )
-                if on_accepted is not None:
-                    with suppress(Exception):  # a head start for what may come next, nothing more
-                        on_accepted()
                 async with aclosing(self._read_answer(response, log, on_call)) as answer:
                     async for event in answer:
                         yield event

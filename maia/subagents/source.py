@@ -80,10 +80,10 @@ class AgentSource:
                 expect_child(self.launch, tool.command)
 
     def expect_request(self, offered: Collection[str]) -> None:
-        """A model request offering ``offered`` is being answered: if the Agent tool is among them, a spare
-        child starts loading now, unless one is waiting or starting. A model takes longer to answer than a
-        child to load (~0.2 s), so the conversation's first call finds it ready, even one whose task comes
-        in one piece; it is the spare a finished run leaves, started earlier."""
+        """The model has been at work on a request offering ``offered`` for a moment: if the Agent tool is
+        among them, a spare child starts loading now, unless one is waiting or starting. A model's answer
+        takes longer than a child's load (~0.2 s), so the conversation's first call finds it loaded, even
+        one whose task comes in one piece; it is the spare a finished run leaves, started earlier."""
         if AGENT_TOOL in offered:
             self.expect_call(AGENT_TOOL)
 

@@ -4,9 +4,11 @@ A child spends most of its start loading Python modules (a few hundred: about tw
 of its own module takes), before its first request. Once a conversation has run a sub-agent, the next
 one is likely: as a run ends, a spare child is started; it loads its modules, says ``ready`` and waits
 for its ``start``. A conversation that offers the Agent tool starts one before its first call too: when
-the server takes a request (the model's answer takes longer than a child's load), or when the model
-names the tool. The task, the definition, the settings, the rules and the folder's trust reach it only
-then and are read from disk as for any child, so a spare holds nothing that could go stale.
+the model is still at work a moment after a request was sent (its answer takes longer than a child's
+load), or when the model names the tool. A spare that dies before it says ``ready`` (a broken install)
+stops the conversation's spares: each call then starts its own child, and says what went wrong. The
+task, the definition, the settings, the rules and the folder's trust reach a spare only with its
+``start``, and are read from disk as for any child, so a spare holds nothing that could go stale.
 
 The next call started exactly as the spare was (same command, same environment, the same folder: same
 path, same real path, same file) takes it, even before it has said ``ready``; any other call discards it
@@ -125,6 +127,7 @@ class SparePool:
         self.spare: _Spare | None = None
         self.starting: asyncio.Task[None] | None = None
         self.generation = 0  # moved on by close(): a run that ends after it starts no spare
+        self.failed = False  # a spare died before it said "ready": no more spares in this conversation
         self._discarding: set[asyncio.Task[None]] = set()
 
     async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
@@ -150,7 +153,7 @@ class SparePool:
     def replace(self, launch: Launch, generation: int) -> None:
         """Start a spare for ``launch`` in the background, unless one is there or starting, or the pool
         was closed since ``generation`` was read."""
-        if generation != self.generation:
+        if generation != self.generation or self.failed:
             return
         current = self.spare
         if current is not None and current.launch == launch and current.process.returncode is None:
@@ -191,6 +194,8 @@ class SparePool:
         spare.watcher = None  # done: nothing to stop
         if self.spare is spare:
             self.spare = None
+        # not killed by MAIA (the watcher is cancelled first): it cannot load, and another would not either
+        self.failed = True
         self._discard_later(spare.process)
 
     def _discard_later(self, process: asyncio.subprocess.Process) -> None:
@@ -206,8 +211,14 @@ class SparePool:
         spare = self.spare
         if spare is None:
             return False
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(spare.ready.wait(), timeout)
+        said = asyncio.ensure_future(spare.ready.wait())
+        watcher = spare.watcher  # done when the spare said "ready", or died without it
+        try:
+            await asyncio.wait(
+                {said} if watcher is None else {said, watcher}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            said.cancel()
         return spare.ready.is_set()
 
     async def close(self) -> None:

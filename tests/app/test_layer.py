@@ -422,7 +422,7 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(application.threading, "Thread", Recorder)
     app = application.Application.__new__(application.Application)
     app._tools_warming = False
-    app._warm_later = None
+    app._shutting_down = False
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
     app._tool_starting("Read")
     app._tool_starting("Agent")
@@ -430,11 +430,10 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
     assert named == ["Read", "Agent"]  # a source that fails does not stop the others
 
 
-async def test_a_request_the_server_took_warms_the_tools_a_moment_later_and_tells_the_sources(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The server took a request: the sources hear which tools it offers at once (a broken one stops none);
-    the first tool call's loads start a moment later, once, or at once if a call is named meanwhile."""
+async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request sent: a moment later (if the application has not closed), the first tool call's loads start
+    (once per application) and the sources hear which tools the request offers (a broken one stops none);
+    one timer at a time; a tool call named first warms at once; nothing after the close begins."""
     import asyncio
     from types import SimpleNamespace
 
@@ -460,26 +459,31 @@ async def test_a_request_the_server_took_warms_the_tools_a_moment_later_and_tell
             raise RuntimeError("a source's bug")
 
     monkeypatch.setattr(application.threading, "Thread", Recorder)
-    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 0.05)
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 0.05)
     app = application.Application.__new__(application.Application)
     app._tools_warming = False
-    app._warm_later = None
+    app._head_start_timer = None
+    app._shutting_down = False
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
     app._conversation = SimpleNamespace(agent=SimpleNamespace(tools={"Read": None, "Agent": None}))  # type: ignore[assignment]
-    app._request_accepted()
-    app._request_accepted()  # a second request: still one timer
-    assert offered == [frozenset({"Read", "Agent"})] * 2
-    assert threads == []  # not yet: a quick answer never pays for it
+    app._request_sent()
+    app._request_sent()  # a second request before the moment: still one timer
+    assert threads == [] and offered == []  # not yet: a quick answer never pays for it
     await asyncio.sleep(0.2)
     assert threads == [application.warm_tools]
-    app._request_accepted()
-    await asyncio.sleep(0.1)
-    assert threads == [application.warm_tools]  # once per application
+    assert offered == [frozenset({"Read", "Agent"})]
+    app._request_sent()
+    await asyncio.sleep(0.2)
+    assert threads == [application.warm_tools]  # loaded once per application
+    assert len(offered) == 2  # the sources hear each request (theirs to start nothing twice)
 
     app._tools_warming = False
     threads.clear()
-    app._request_accepted()
-    app._tool_starting("Read")  # a call named before the moment: at once, and the timer is gone
-    assert threads == [application.warm_tools] and app._warm_later is None
-    await asyncio.sleep(0.1)
+    app._tool_starting("Read")  # a call named: at once
     assert threads == [application.warm_tools]
+
+    app._shutting_down = True  # aclose has begun
+    app._request_sent()
+    app._tool_starting("Agent")
+    await asyncio.sleep(0.2)
+    assert app._head_start_timer is None and len(offered) == 2 and threads == [application.warm_tools]

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from werkzeug import Response
@@ -31,6 +32,13 @@ from tests.subagents.conftest import ScriptedLiteLLM
 from tests.subagents.test_process import definition, spec_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and /proc")
+
+
+@pytest.fixture(autouse=True)
+async def no_spare_left() -> AsyncIterator[None]:
+    """Whatever a test leaves (a failed one too), its loop's spare is killed and reaped before the loop closes."""
+    yield
+    await discard_spares()
 
 
 def spare_process() -> asyncio.subprocess.Process | None:
@@ -308,7 +316,7 @@ def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], project: 
 
 
 @contextlib.asynccontextmanager
-async def asked(home: Path, project: Path, prompt: str) -> AsyncIterator[Application]:
+async def asked(home: Path, project: Path, prompt: str, **options: Any) -> AsyncIterator[Application]:
     """A ``maia ask``-like application (the Agent tool allowed) that sends ``prompt``; closed on the way out."""
     from maia.app.application import Application, AppOptions
     from maia.core.settings import load_settings
@@ -316,7 +324,7 @@ async def asked(home: Path, project: Path, prompt: str) -> AsyncIterator[Applica
 
     options = AppOptions(
         launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
-        origin="ask", allow=("Agent",),
+        origin="ask", allow=("Agent",), **options,
     )  # fmt: skip
     app = await Application.open(options, RecordingUI())  # type: ignore[arg-type]
 
@@ -444,86 +452,113 @@ def subagent_children() -> list[int]:
     return found
 
 
-async def test_a_child_starts_loading_as_soon_as_the_server_takes_a_request_that_offers_the_agent_tool(
+def thinking_then(body: bytes, until: Callable[[], bool], seen: list[bool] | None = None) -> Response:
+    """A model that "thinks" (sends nothing, not even its headers, as a LiteLLM proxy holds them until its
+    first chunk) until ``until()`` holds (10 s at most), notes whether it did in ``seen``, then answers."""
+
+    def stream() -> Iterator[bytes]:
+        deadline = time.monotonic() + 10
+        while not until() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if seen is not None:
+            seen.append(until())
+        yield body
+
+    return Response(stream(), content_type="text/event-stream")
+
+
+def whole_agent_call(task: str) -> bytes:
+    """An Agent call in one piece: name and task in the same chunk."""
+    arguments = json.dumps({"agent": "rev", "task": task})
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Agent", "arguments": arguments}}
+    return sse(
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    )
+
+
+async def test_a_child_starts_loading_while_the_model_works_on_a_request_that_offers_the_agent_tool(
     script: ScriptedLiteLLM,
     make_agent: Callable[..., Path],
     home: Path,
     project: Path,
     spawned: list[asyncio.subprocess.Process],
 ) -> None:
-    """The model thinks, then sends its Agent call in one piece (name and task together, as some providers
-    do): the child was started when the server took the request, before anything of the call came, and
-    the call takes it."""
+    """The model thinks, then sends its Agent call in one piece (as some providers do): a child was started
+    while it thought, before anything of the call came, and the call takes it."""
     make_agent("rev")
-    seen: list[list[int]] = []  # the sub-agent children there were before the call was sent
-
-    def thinking_then_call() -> Iterator[bytes]:
-        opening = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
-        yield b"data: " + json.dumps(opening).encode() + b"\n\n"  # the headers go with it
-        deadline = time.monotonic() + 60
-        while not subagent_children() and time.monotonic() < deadline:
-            time.sleep(0.01)  # the model is "thinking"
-        seen.append(subagent_children())
-        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Agent", "arguments": ""}}
-        call["function"]["arguments"] = json.dumps({"agent": "rev", "task": "look at b.py"})  # type: ignore[index]
-        yield sse(
-            {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        )
-
-    script.add("main", Response(thinking_then_call(), content_type="text/event-stream"), text_stream("all done"))
+    seen: list[bool] = []
+    script.add("main", thinking_then(whole_agent_call("look at b.py"), lambda: bool(subagent_children()), seen))
+    script.add("main", text_stream("all done"))
     script.add("rev", text_stream("b.py is fine"))
     async with asked(home, project, "review b.py with rev"):
         assert [r["messages"][-1]["content"] for r in script.requests["rev"]] == ["look at b.py"]
-        assert seen and seen[0] == [spawned[0].pid]  # started before the call's first byte
+        assert seen == [True]  # a child existed before the call's first byte
         assert await asyncio.wait_for(spawned[0].wait(), 60) == 0  # and it is the child that ran the task
     assert all(p.returncode is not None for p in spawned)
 
 
-async def test_no_child_starts_for_a_conversation_without_the_agent_tool(
-    script: ScriptedLiteLLM, home: Path, project: Path, spawned: list[asyncio.subprocess.Process]
+async def test_no_child_starts_where_the_agent_tool_is_not_offered(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
 ) -> None:
-    """No agent defined: no Agent tool, and no child loads for nothing."""
-    script.add("main", text_stream("hello"))
+    """No agent defined (no Agent tool), or the Agent tool filtered out: the model takes its time, and no
+    child loads for nothing."""
+    pauses: list[bool] = []
+    began = time.monotonic()
+    script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
     async with asked(home, project, "hi"):
-        assert len(script.requests["main"]) == 1
+        assert pauses == [True]
+        assert pool().spare is None and pool().starting is None
+    make_agent("rev")
+    began = time.monotonic()
+    script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
+    async with asked(home, project, "hi", tool_filter=lambda tool: tool.spec.name != "Agent"):
+        assert pauses == [True, True]
+        assert pool().spare is None and pool().starting is None
     assert spawned == []
+
+
+async def test_spares_stop_once_one_dies_before_it_is_ready(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
+) -> None:
+    """A spare that cannot load (a broken install) is not started again at each request; calls start their
+    own child, as without spares."""
+    make_agent("rev")
+    await start_spare(project, command=[sys.executable, "-c", "raise SystemExit(3)"])
+    assert not await spare_ready()  # it died before "ready"
+    assert pool().failed
+    await start_spare(project)
+    assert pool().starting is None or pool().starting.done()  # nothing more started
+    assert spare_process() is None
+    script.add("rev", text_stream("fine"))
+    result = await launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home))
+    assert result.ok, result.error
 
 
 async def test_the_first_tool_call_s_loads_start_while_the_model_thinks_and_never_after_the_close(
     script: ScriptedLiteLLM, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What a first tool call loads starts loading a moment after the server took the request, while the
-    model is still at work; an application closed before that moment (a quick one-shot answer) loads
-    nothing for nothing."""
+    """What a first tool call loads starts loading a moment after the request was sent, while the model is
+    still at work; an application closed before that moment (a quick one-shot answer) loads nothing."""
     import maia.app.application as application
 
     warmed: list[float] = []
     monkeypatch.setattr(application, "warm_tools", lambda: warmed.append(time.monotonic()))
-    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 30.0)
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)
     script.add("main", text_stream("hello"))
     async with asked(home, project, "hi") as app:
         assert len(script.requests["main"]) == 1
-        timer = app._warm_later
-        assert timer is not None and not timer.cancelled()  # set when the server took the request
+        timer = app._head_start_timer
+        assert timer is not None and not timer.cancelled()  # set when the request was sent
     assert timer.cancelled() and warmed == []  # the close cancelled it
 
-    monkeypatch.setattr(application, "WARM_TOOLS_AFTER", 0.05)
-    answered: list[float] = []
-
-    def thinking() -> Iterator[bytes]:
-        opening = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
-        yield b"data: " + json.dumps(opening).encode() + b"\n\n"
-        deadline = time.monotonic() + 60
-        while not warmed and time.monotonic() < deadline:
-            time.sleep(0.01)  # the model is "thinking"
-        answered.append(time.monotonic())
-        yield sse(
-            {"choices": [{"index": 0, "delta": {"content": "hello"}}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        )
-
-    script.add("main", Response(thinking(), content_type="text/event-stream"))
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 0.05)
+    seen: list[bool] = []
+    script.add("main", thinking_then(text_stream("hello"), lambda: bool(warmed), seen))
     async with asked(home, project, "hi again"):
         assert len(script.requests["main"]) == 2
-    assert len(warmed) == 1 and warmed[0] <= answered[0]
+    assert seen == [True] and len(warmed) == 1  # loaded while the model was at work
