@@ -59,9 +59,9 @@ if TYPE_CHECKING:
 SOURCE_CLOSE_TIMEOUT = 3.0
 
 MAX_STOP_ROUNDS = 3  # times Stop hooks may send the model back to work in one request
-# A model still at work this long after a request was sent gets the head start (see _head_start): what its
-# answer's tool calls need starts loading. A plain answer quicker than that (a one-shot `maia ask` closes
-# right after it) loads nothing for nothing.
+# This long after a request is sent (unless the application has closed by then), what the answer's tool calls
+# may need starts loading (see _head_start): a model slower than that hides it, and a one-shot `maia ask`
+# answered quicker closes first and loads nothing for nothing.
 HEAD_START_AFTER = 0.1
 
 
@@ -574,15 +574,16 @@ class Application:
             threading.Thread(target=warm_tools, name="maia-warm-tools", daemon=True).start()
 
     def _request_sent(self) -> None:
-        """A model request is being sent: if the model is still at work a moment later, the head start."""
+        """A model request is being sent: the head start a moment later, unless the application closes first."""
         if self._shutting_down or self._head_start_timer is not None:
             return
         self._head_start_timer = asyncio.get_running_loop().call_later(HEAD_START_AFTER, self._head_start)
 
     def _head_start(self) -> None:
-        """The model is at work on an answer: what its tool calls will need starts loading meanwhile, the first
-        tool call's modules (once) and what a source would start for a call (the Agent tool's child). A call
-        whose name and arguments come in one piece, as some providers send calls, gets no other head start."""
+        """A moment after a request was sent (the model most likely still at work on its answer): what its tool
+        calls may need starts loading, the first tool call's modules (once) and what a source would start for
+        a call (the Agent tool's child). A call whose name and arguments come in one piece, as some providers
+        send calls, gets no other head start."""
         self._head_start_timer = None
         if self._shutting_down:
             return

@@ -5,8 +5,9 @@ of its own module takes), before its first request. Once a conversation has run 
 one is likely: as a run ends, a spare child is started; it loads its modules, says ``ready`` and waits
 for its ``start``. A conversation that offers the Agent tool starts one before its first call too: when
 the model is still at work a moment after a request was sent (its answer takes longer than a child's
-load), or when the model names the tool. A spare that dies before it says ``ready`` (a broken install)
-stops the conversation's spares: each call then starts its own child, and says what went wrong. The
+load), or when the model names the tool. A spare that cannot start (it ends by itself, or writes anything
+else, before it says ``ready``) stops the spares of its event loop: each call then starts its own child,
+and says what went wrong. The
 task, the definition, the settings, the rules and the folder's trust reach a spare only with its
 ``start``, and are read from disk as for any child, so a spare holds nothing that could go stale.
 
@@ -151,8 +152,8 @@ class SparePool:
         return spare.process
 
     def replace(self, launch: Launch, generation: int) -> None:
-        """Start a spare for ``launch`` in the background, unless one is there or starting, or the pool
-        was closed since ``generation`` was read."""
+        """Start a spare for ``launch`` in the background, unless one is there or starting, the pool was
+        closed since ``generation`` was read, or a spare could not start (``failed``)."""
         if generation != self.generation or self.failed:
             return
         current = self.spare
@@ -183,6 +184,7 @@ class SparePool:
         """Read the spare's ``ready`` line; anything else, or its end, and it is no spare: discarded."""
         stdout = spare.process.stdout
         assert stdout is not None
+        line: bytes | None = None
         try:
             line = await stdout.readline()
             ok = protocol.decode(line).get("type") == "ready"
@@ -191,11 +193,17 @@ class SparePool:
         if ok:
             spare.ready.set()
             return
+        if line == b"":  # its end (never one MAIA caused: the watcher is cancelled before MAIA kills a spare)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(spare.process.wait(), 5.0)
+        code = spare.process.returncode
         spare.watcher = None  # done: nothing to stop
         if self.spare is spare:
             self.spare = None
-        # not killed by MAIA (the watcher is cancelled first): it cannot load, and another would not either
-        self.failed = True
+        if code is None or code >= 0:
+            # it ended by itself, or wrote something else: it cannot start, and another would not either (a
+            # signal from elsewhere, the OOM killer or a user's kill, says nothing of the next one)
+            self.failed = True
         self._discard_later(spare.process)
 
     def _discard_later(self, process: asyncio.subprocess.Process) -> None:
@@ -219,7 +227,7 @@ class SparePool:
             )
         finally:
             said.cancel()
-        return spare.ready.is_set()
+        return spare.ready.is_set() and spare.process.returncode is None
 
     async def close(self) -> None:
         """Kill the spare (and one starting), and reap every child this pool discarded."""

@@ -120,6 +120,7 @@ async def test_a_spare_for_another_folder_or_environment_is_discarded_not_used(
     result = await launch_subagent(spec, env={**os.environ, "MAIA_SPARE_TEST": "b"})
     assert result.ok, result.error
     assert await stale.wait() == -signal.SIGKILL  # killed, never given the task
+    assert not pool().failed  # MAIA's own kill
     assert len(script.requests["rev"]) == 1
 
     other = project / "sub"
@@ -348,7 +349,9 @@ async def test_a_child_starts_loading_while_the_model_still_streams_its_agent_ca
 ) -> None:
     """The first Agent call of a conversation: its name arrives, then its arguments a second later. A child
     is started at the name, and the call, once whole, takes it (loaded meanwhile)."""
+    import maia.app.application as application
 
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)  # the name alone starts it
     make_agent("rev")
     whole: list[float] = []  # when the call's last bytes were sent
 
@@ -417,6 +420,7 @@ async def test_a_close_while_a_spare_replaces_another_leaves_neither(
     await discard_spares()
     assert spare_process() is None
     assert spawned and all(p.returncode is not None for p in spawned)  # each child started: killed and reaped
+    assert not pool().failed  # MAIA's own kills, before "ready"
 
 
 async def test_a_call_that_arrives_in_one_piece_takes_the_child_its_name_started(
@@ -425,11 +429,14 @@ async def test_a_call_that_arrives_in_one_piece_takes_the_child_its_name_started
     home: Path,
     project: Path,
     spawned: list[asyncio.subprocess.Process],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Name and task in one chunk: the child its name started is still being spawned when the call is
     made; the call waits for it (milliseconds) rather than start a second one."""
+    import maia.app.application as application
     from tests.streams import tool_stream
 
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)  # the name alone starts it
     make_agent("rev")
     script.add("main", tool_stream("Agent", {"agent": "rev", "task": "look"}), text_stream("all done"))
     script.add("rev", text_stream("fine"))
@@ -522,14 +529,29 @@ async def test_no_child_starts_where_the_agent_tool_is_not_offered(
     assert spawned == []
 
 
-async def test_spares_stop_once_one_dies_before_it_is_ready(
+async def test_spares_stop_once_one_cannot_start(
     script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path
 ) -> None:
-    """A spare that cannot load (a broken install) is not started again at each request; calls start their
-    own child, as without spares."""
+    """A spare that ends by itself or writes anything but ``ready`` is not started again at each request;
+    calls start their own child, as without spares. One killed from elsewhere stops nothing."""
     make_agent("rev")
+    await start_spare(project, command=[sys.executable, "-c", "import time; time.sleep(60)"])
+    assert pool().starting is not None
+    await pool().starting
+    killed = spare_process()
+    assert killed is not None
+    os.kill(killed.pid, signal.SIGKILL)  # from elsewhere (the OOM killer, a user): it says nothing of the next
+    assert not await asyncio.wait_for(spare_ready(), 10)  # it ended before "ready": no 30 s wait
+    assert not pool().failed
+    await start_spare(
+        project, command=[sys.executable, "-c", "print('hello', flush=True); import time; time.sleep(60)"]
+    )
+    assert not await asyncio.wait_for(spare_ready(), 10)  # it wrote something else: it cannot start
+    assert pool().failed
+    await discard_spares()
+    pool().failed = False
     await start_spare(project, command=[sys.executable, "-c", "raise SystemExit(3)"])
-    assert not await spare_ready()  # it died before "ready"
+    assert not await asyncio.wait_for(spare_ready(), 10)  # it ended by itself before "ready"
     assert pool().failed
     await start_spare(project)
     assert pool().starting is None or pool().starting.done()  # nothing more started
