@@ -276,8 +276,9 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
         f" {ratio:.2f}x (target ≤ 1.50x) {'OK' if ratio <= 1.5 else 'OVER'}"
     )
     print(
-        f"  sub-agent, a spare child waiting (the calls after the first; the first too when its task streams"
-        f" for {statistics.median(LOADING) * 1000:.0f} ms or more, a spare's load): {medians['spare'] * 1000:5.0f} ms;"
+        f"  sub-agent, a spare child waiting (the calls after the first; the first too when the spare had time to"
+        f" load, {statistics.median(LOADING) * 1000:.0f} ms, from the tool's name or 0.1 s after the request):"
+        f" {medians['spare'] * 1000:5.0f} ms;"
         f" {spare:.2f}x the import (target ≤ 1.50x) {'OK' if spare <= 1.5 else 'OVER'}"
     )
     print(
