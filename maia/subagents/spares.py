@@ -7,9 +7,9 @@ for its ``start``. A conversation that offers the Agent tool starts one before i
 the model is still at work a moment after a request was sent (its answer takes longer than a child's
 load), or when the model names the tool. A spare that cannot start (it ends by itself, or writes anything
 else, before it says ``ready``) stops the spares of its event loop: each call then starts its own child,
-and says what went wrong. The
-task, the definition, the settings, the rules and the folder's trust reach a spare only with its
-``start``, and are read from disk as for any child, so a spare holds nothing that could go stale.
+and says what went wrong. The task, the definition, the settings, the rules and the folder's trust reach
+a spare only with its ``start``, and are read from disk as for any child, so a spare holds nothing that
+could go stale.
 
 The next call started exactly as the spare was (same command, same environment, the same folder: same
 path, same real path, same file) takes it, even before it has said ``ready``; any other call discards it
@@ -128,7 +128,7 @@ class SparePool:
         self.spare: _Spare | None = None
         self.starting: asyncio.Task[None] | None = None
         self.generation = 0  # moved on by close(): a run that ends after it starts no spare
-        self.failed = False  # a spare died before it said "ready": no more spares in this conversation
+        self.failed = False  # a spare could not start (see _watch): no more spares on this loop
         self._discarding: set[asyncio.Task[None]] = set()
 
     async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
