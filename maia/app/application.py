@@ -588,7 +588,9 @@ class Application:
         if self._shutting_down:
             return
         self._warm_tools()
-        offered = frozenset(self.agent.tools)
+        # a tool a bare deny rule covers is offered, but never runs (deny always wins): nothing to start for it
+        denied = {rule.tool for rule in self.conversation.loadout.ruleset.family("deny") if rule.pattern is None}
+        offered = frozenset(self.agent.tools).difference(denied)
         for source in self.sources:
             expect = getattr(source, "expect_request", None)
             if expect is not None:

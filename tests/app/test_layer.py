@@ -432,7 +432,8 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
 
 async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """A request sent: a moment later (if the application has not closed), the first tool call's loads start
-    (once per application) and the sources hear which tools the request offers (a broken one stops none);
+    (once per application) and the sources hear which tools the request offers, less those a bare deny rule
+    covers (a broken source stops none);
     one timer at a time; a tool call named first warms at once; nothing after the close begins."""
     import asyncio
     from types import SimpleNamespace
@@ -465,7 +466,13 @@ async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monk
     app._head_start_timer = None
     app._shutting_down = False
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
-    app._conversation = SimpleNamespace(agent=SimpleNamespace(tools={"Read": None, "Agent": None}))  # type: ignore[assignment]
+    from maia.permissions.rules import as_ruleset
+
+    denies = as_ruleset({"deny": ["Bash", "Read(./secret.txt)"]})  # a bare deny: Bash never runs; Read may
+    app._conversation = SimpleNamespace(  # type: ignore[assignment]
+        agent=SimpleNamespace(tools={"Read": None, "Agent": None, "Bash": None}),
+        loadout=SimpleNamespace(ruleset=denies),
+    )
     app._request_sent()
     app._request_sent()  # a second request before the moment: still one timer
     assert threads == [] and offered == []  # not yet: a quick answer never pays for it

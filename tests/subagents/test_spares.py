@@ -512,8 +512,8 @@ async def test_no_child_starts_where_the_agent_tool_is_not_offered(
     project: Path,
     spawned: list[asyncio.subprocess.Process],
 ) -> None:
-    """No agent defined (no Agent tool), or the Agent tool filtered out: the model takes its time, and no
-    child loads for nothing."""
+    """No agent defined (no Agent tool), the Agent tool filtered out, or denied by a rule: the model takes
+    its time, and no child loads for nothing."""
     pauses: list[bool] = []
     began = time.monotonic()
     script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
@@ -525,6 +525,11 @@ async def test_no_child_starts_where_the_agent_tool_is_not_offered(
     script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
     async with asked(home, project, "hi", tool_filter=lambda tool: tool.spec.name != "Agent"):
         assert pauses == [True, True]
+        assert pool().spare is None and pool().starting is None
+    began = time.monotonic()
+    script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
+    async with asked(home, project, "hi", deny=("Agent",)):  # offered, but a deny rule stops every call
+        assert pauses == [True, True, True]
         assert pool().spare is None and pool().starting is None
     assert spawned == []
 
