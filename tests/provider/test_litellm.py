@@ -403,4 +403,3 @@ def test_debug_log_default_location(tmp_path: Path) -> None:
     assert debug_log_path({"MAIA_DEBUG_LLM": "1"}).name == "maia-llm-debug.log"  # type: ignore[union-attr]
     assert debug_log_path({}) is None
     assert debug_log_path({"MAIA_DEBUG_LLM": "0"}) is None
-

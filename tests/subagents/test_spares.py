@@ -41,6 +41,14 @@ async def no_spare_left() -> AsyncIterator[None]:
     await discard_spares()
 
 
+@pytest.fixture
+def name_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head start a request gets is out of reach: only the model's naming of the tool starts a child."""
+    import maia.app.application as application
+
+    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)
+
+
 def spare_process() -> asyncio.subprocess.Process | None:
     """This event loop's spare child, if there is one."""
     spare = pool().spare
@@ -339,6 +347,7 @@ async def asked(home: Path, project: Path, prompt: str, **options: Any) -> Async
         await app.aclose()
 
 
+@pytest.mark.usefixtures("name_path_only")
 async def test_a_child_starts_loading_while_the_model_still_streams_its_agent_call(
     script: ScriptedLiteLLM,
     make_agent: Callable[..., Path],
@@ -349,9 +358,6 @@ async def test_a_child_starts_loading_while_the_model_still_streams_its_agent_ca
 ) -> None:
     """The first Agent call of a conversation: its name arrives, then its arguments a second later. A child
     is started at the name, and the call, once whole, takes it (loaded meanwhile)."""
-    import maia.app.application as application
-
-    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)  # the name alone starts it
     make_agent("rev")
     whole: list[float] = []  # when the call's last bytes were sent
 
@@ -423,20 +429,18 @@ async def test_a_close_while_a_spare_replaces_another_leaves_neither(
     assert not pool().failed  # MAIA's own kills, before "ready"
 
 
+@pytest.mark.usefixtures("name_path_only")
 async def test_a_call_that_arrives_in_one_piece_takes_the_child_its_name_started(
     script: ScriptedLiteLLM,
     make_agent: Callable[..., Path],
     home: Path,
     project: Path,
     spawned: list[asyncio.subprocess.Process],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Name and task in one chunk: the child its name started is still being spawned when the call is
     made; the call waits for it (milliseconds) rather than start a second one."""
-    import maia.app.application as application
     from tests.streams import tool_stream
 
-    monkeypatch.setattr(application, "HEAD_START_AFTER", 30.0)  # the name alone starts it
     make_agent("rev")
     script.add("main", tool_stream("Agent", {"agent": "rev", "task": "look"}), text_stream("all done"))
     script.add("rev", text_stream("fine"))
