@@ -4,7 +4,9 @@ Every measured path is timed in the same rounds as its reference (interleaved, s
 
 - Limited Grep (the tool's default ``head_limit`` 250): a common word in content and files mode vs
   ``rg … | head -250``, a rare word (fewer hits than the limit, so a full scan) vs ``rg``; the peak
-  RSS of one tool call in a fresh process is printed beside it.
+  RSS of one tool call in a fresh process is printed beside it. ripgrep is given the options the tool
+  gives it, its skipping of compiled Python (``.pyc``, ``.pyo``: binary by format) included; one more
+  files row shows ripgrep's defaults, which open those files to find them binary.
 - Full scans (``head_limit`` 0): the rg engine and the Python engine vs ``rg`` with the same options.
 - Glob: the tool (100 results, total counted) vs ``rg --files`` with the same depth and file-name filter.
 
@@ -32,7 +34,7 @@ from common import Row, dump, interleaved, peak_rss, report, run_command
 from maia.core.contracts import ToolContext
 from maia.search import GrepQuery, find_ripgrep
 from maia.search.engine import format_hits, grep_hits
-from maia.search.rg import COMMON, grep_args, name_filter
+from maia.search.rg import COMMON, SKIP_COMPILED, grep_args, name_filter
 from maia.tools.glob import GlobTool
 from maia.tools.grep import GrepTool
 
@@ -105,15 +107,20 @@ def limited_rows(rg: str, root: Path, runs: int) -> list[Row]:
     # at the first 250 files any thread finds; the tool answers the first 250 in path order, which ripgrep
     # finds with one thread (--sort path): the second files row is that same answer from ripgrep alone,
     # given the tool's --line-buffered (without it, ripgrep holds the first names until 8 KB of them).
+    # Every reference skips compiled Python as the tool does (the same work); the third files row's does
+    # not: ripgrep's own defaults, which open them to find them binary (half this tree's files).
     cases = [
         ("Grep content 'self' (limit 250)", "self", "content", True, False, 3.0),
         ("Grep files 'import' (limit 250)", "import", "files_with_matches", True, False, 2.0),
         ("Grep files 'import' (limit 250)", "import", "files_with_matches", True, True, None),
+        ("Grep files 'import' (limit 250)", "import", "files_with_matches", True, None, None),
         ("Grep content rare word (limit 250, full scan)", "zqxjkv_not_there", "content", False, False, 3.0),
     ]
     for label, pattern, mode, common, in_order, target in cases:  # target None: shown for information
         tool_input = {"pattern": pattern, "path": str(root), "output_mode": mode}
-        argv = [rg, *grep_args(GrepQuery(pattern, root, mode), sort=in_order)]  # type: ignore[arg-type]
+        argv = [rg, *grep_args(GrepQuery(pattern, root, mode), sort=bool(in_order))]  # type: ignore[arg-type]
+        if in_order is None:  # ripgrep's defaults: compiled Python opened too
+            argv = [arg for arg in argv if arg not in SKIP_COMPILED]
         if mode == "files_with_matches":
             argv.remove("--null")  # one name per line, so that head can stop it
         if in_order:
@@ -121,7 +128,11 @@ def limited_rows(rg: str, root: Path, runs: int) -> list[Row]:
         command = shlex.join(argv) + (" | head -n 250" if common else "")
         reference_label = "rg (same options)"
         if common:
-            reference_label = "rg --sort path | head -n 250, the same answer" if in_order else "rg | head -n 250"
+            reference_label = {
+                True: "rg --sort path | head -n 250, the same answer",
+                False: "rg | head -n 250",
+                None: "rg | head -n 250 opening .pyc files",
+            }[in_order]
         times = interleaved(
             {"tool": tool_call(GrepTool(), tool_input, root), "reference": run_command([command], shell=True)}, runs
         )

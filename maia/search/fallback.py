@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from maia.core.globs import PathGlob
-from maia.search import BINARY_SNIFF_BYTES, MAX_FILE_BYTES, FileHit, GrepQuery
+from maia.search import BINARY_SNIFF_BYTES, COMPILED_PYTHON, MAX_FILE_BYTES, FileHit, GrepQuery
 from maia.search.ignore import compile_ignore, walk
 from maia.search.regex import compile_python, required_literal, to_python
 
@@ -164,6 +164,8 @@ def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> l
     candidates = iter([("", str(root), 0)]) if root.is_file() else walk(root)
     for rel, path, _depth in candidates:
         if keep is not None and rel and not keep(rel):
+            continue
+        if rel.endswith(COMPILED_PYTHON):  # binary by format: not opened (a file given by name is, as by ripgrep)
             continue
         data = _read(path)
         if data is None:

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from maia.process import guardian
 from maia.process.shell import kill_group
-from maia.search import MAX_LINE_CHARS, FileHit, GrepQuery, path_order
+from maia.search import COMPILED_PYTHON, MAX_LINE_CHARS, FileHit, GrepQuery, path_order
 from maia.search.regex import PatternError, needs_pcre
 
 READ_SLICE = 128 * 1024  # parsed in a few milliseconds: the event loop runs between slices
@@ -172,6 +172,11 @@ async def _head(reader: asyncio.StreamReader, limit: int) -> bytes:
     return bytes(kept)
 
 
+# a type, not a glob: types match file names only, never a folder (a folder named x.pyc is walked, as by
+# the Python engine); after the name filter, since ripgrep's last matching type wins
+SKIP_COMPILED = [f"--type-add=maiacompiled:*{suffix}" for suffix in COMPILED_PYTHON] + ["--type-not=maiacompiled"]
+
+
 def name_filter(glob: str | None) -> list[str]:
     """A file-name pre-filter as a ripgrep *type*: unlike ``--glob``, a type never re-includes ignored files.
 
@@ -189,7 +194,7 @@ def name_filter(glob: str | None) -> list[str]:
 def grep_args(query: GrepQuery, *, sort: bool = False, limited: bool = False) -> list[str]:
     """ripgrep's arguments for a query (the search root comes last); ``sort``: files in path order, one thread;
     ``limited``: the reader stops at a limit."""
-    args = [*COMMON, "--max-filesize=2M", *name_filter(query.glob)]
+    args = [*COMMON, "--max-filesize=2M", *name_filter(query.glob), *SKIP_COMPILED]
     if sort:
         args.append("--sort=path")
     if limited:

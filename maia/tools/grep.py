@@ -39,7 +39,7 @@ class GrepTool(BuiltinTool):
         "(default: the files that match), content (matching lines, path:line:text; -A/-B/-C add context "
         "lines, -n line numbers), count (matches per file). -i ignores case; glob filters files (e.g. *.py); "
         "head_limit caps the output (default 250, 0 = no limit). .git, node_modules, ignored and binary files "
-        "and files over 2 MB are skipped; lines are cut at 500 characters."
+        "(compiled .pyc/.pyo too) and files over 2 MB are skipped; lines are cut at 500 characters."
     )
     schema = {
         "type": "object",

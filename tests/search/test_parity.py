@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import py_compile
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,47 @@ async def test_glob_expected(tree: Path) -> None:
     assert [p.name for p in top] == ["main.py"]
     limited, all_count = await glob_paths("**/*", tree, limit=5)
     assert len(limited) == 5 and all_count > 5
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A package with its bytecode cache (not ignored), a text file named like one, a folder named like one."""
+    root = tmp_path_factory.mktemp("compiled")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "mod.py").write_text("NAME = 'needle'\n")
+    py_compile.compile(str(root / "pkg" / "mod.py"), doraise=True)  # pkg/__pycache__/mod.cpython-3X.pyc
+    (root / "notes.pyc").write_text("needle in a text file named like compiled Python\n")
+    (root / "old.pyo").write_text("needle in a text .pyo\n")
+    (root / "odd.pyc").mkdir()
+    (root / "odd.pyc" / "inside.txt").write_text("needle in a folder named like compiled Python\n")
+    return root
+
+
+@pytest.mark.parametrize("engine", [None, "python"])
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+@pytest.mark.parametrize("glob", [None, "*.pyc", "!*.txt"])
+async def test_compiled_python_is_never_searched_in_a_folder(
+    compiled: Path, engine: str | None, mode: str, glob: str | None
+) -> None:
+    """.pyc and .pyo files are binary by format: neither engine opens one it walks to, even a text one.
+
+    A glob asking for them finds none either (ripgrep: the skip comes after the glob's filter, last wins).
+    """
+    assert any((compiled / "pkg" / "__pycache__").glob("mod.*.pyc"))
+    query = GrepQuery("needle", compiled, mode, glob=glob)  # type: ignore[arg-type]
+    for head_limit in (0, 250):  # a full scan, and the limited run (ordered, and parallel)
+        text = format_hits(query, await grep_hits(query, head_limit=head_limit, engine=engine), compiled, 0).text
+        files = sorted({line.split(":")[0] for line in text.splitlines()} - {"No matches."})
+        assert not [name for name in files if name.endswith((".pyc", ".pyo"))], text
+        if glob is None:
+            assert files == ["odd.pyc/inside.txt", "pkg/mod.py"], text  # a folder named like one is walked
+        elif glob == "!*.txt":
+            assert files == ["pkg/mod.py"], text
+
+
+@pytest.mark.parametrize("engine", [None, "python"])
+async def test_a_compiled_file_given_by_name_is_read_as_any_file(compiled: Path, engine: str | None) -> None:
+    """Only files met while walking a folder are skipped by name: one asked for by name is searched."""
+    query = GrepQuery("needle", compiled / "notes.pyc", "content")
+    text = format_hits(query, await grep_hits(query, engine=engine), compiled, 0).text
+    assert text == "notes.pyc:1:needle in a text file named like compiled Python"
