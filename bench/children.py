@@ -13,7 +13,9 @@
   (the child started at the tool's name, and the first tool call's own loads made meanwhile). Then the
   same with the whole call (name and task) sent in one piece, as some providers send calls, after the
   model "thought" for 0, 200, 300 or 500 ms, sending nothing meanwhile (a LiteLLM proxy holds its headers
-  until its first chunk): a spare starts loading 0.1 s after the request is sent.
+  until its first chunk): a spare starts loading 0.1 s after the request is sent. And an answer fanning a
+  job out: three Agent calls, each naming the tool then streaming its task for 0.3 s: from the answer's
+  last byte to the last of the three children's first requests.
 - *detached workflow*: from the start of ``maia run AGENT TASK --detach`` to the worker's first
   request at the server; target ≤ 0.6 s, shown beside ``maia --help`` run in the same rounds (the
   machine's pace).
@@ -65,10 +67,12 @@ LOADING: list[float] = []  # a spare child's start → its "ready" (the task's s
 _LOCK = threading.Lock()
 
 
-_ASK = re.compile(rb"ask bench (\d+)(?: whole (\d+))?")
+_ASK = re.compile(rb"ask bench (\d+)(?: whole (\d+))?(?: fan (\d+))?")
 THINKING = (0, 200, 300, 500)  # ms the model "thinks" before it sends a whole Agent call (the one-piece cases)
 STREAMING = 0.5  # seconds the bench's model takes to stream an Agent call's task (after naming the tool)
 WHOLE: dict[int, float] = {}  # task number → when its Agent call's last byte was sent
+FAN = 3  # Agent calls in one answer (a model fanning a job out)
+FAN_STREAMING = 0.3  # seconds each of their tasks takes to stream after its call names the tool
 
 
 def _event(chunk: dict[str, object]) -> bytes:
@@ -82,7 +86,10 @@ class _Proxy(LoopbackProxy):
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         asked = _ASK.search(body)
         if asked and not re.search(rb'"role": ?"tool"', body):
-            whole = asked.group(2)
+            whole, fan = asked.group(2), asked.group(3)
+            if fan is not None:
+                self._agent_calls(int(asked.group(1)), int(fan))
+                return
             self._agent_call(int(asked.group(1)), None if whole is None else int(whole) / 1000)
             return
         found = _TASK.search(body)
@@ -112,6 +119,32 @@ class _Proxy(LoopbackProxy):
             more = {"index": 0, "function": {"arguments": arguments}}
             rest = {"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]}
         self.wfile.write(_event(rest) + _event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        with _LOCK:
+            WHOLE[number] = time.monotonic()
+        self.close_connection = True
+
+    def _agent_calls(self, number: int, count: int) -> None:
+        """``count`` Agent calls in one answer (tasks ``number`` onwards), as a model fanning a job out sends
+        them: each names the tool, then streams its task for FAN_STREAMING seconds."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for index in range(count):
+            call = {"index": index, "id": f"call_{number + index}", "type": "function"}
+            call["function"] = {"name": "Agent", "arguments": ""}
+            delta: dict[str, object] = {"tool_calls": [call]}
+            if index == 0:
+                delta["role"] = "assistant"
+            self.wfile.write(_event({"choices": [{"index": 0, "delta": delta}]}))
+            self.wfile.flush()
+            time.sleep(FAN_STREAMING)
+            arguments = json.dumps({"agent": "rev", "task": f"bench task {number + index}"})
+            more = {"index": index, "function": {"arguments": arguments}}
+            self.wfile.write(_event({"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]}))
+        self.wfile.write(_event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         with _LOCK:
@@ -231,6 +264,25 @@ def main() -> None:
             subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL, cwd=tmp)
             return _first_seen(number) - WHOLE[number]
 
+        def ask_fan(python: str) -> float:
+            number = next(numbers)
+            for _other in range(FAN - 1):  # the answer's other tasks take the next numbers
+                next(numbers)
+            argv = [
+                python,
+                "-m",
+                "maia",
+                "ask",
+                "--model",
+                MODEL,
+                "--yes",
+                "--allow",
+                "Agent",
+                f"ask bench {number} fan {FAN}",
+            ]
+            subprocess.run(argv, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL, cwd=tmp)
+            return max(_first_seen(number + index) for index in range(FAN)) - WHOLE[number]
+
         def help_(python: str) -> float:
             started = time.monotonic()
             subprocess.run([python, "-m", "maia", "--help"], env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
@@ -244,6 +296,7 @@ def main() -> None:
             "detached": detached,
             "ask": ask_first_call,
             **{f"whole{ms}": functools.partial(ask_first_call, thinking=ms) for ms in THINKING},
+            "fan": ask_fan,
             "help": help_,
         }
         # another install may have neither spares nor warm_up, nor spares started with the request
@@ -294,6 +347,10 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
             f"  maia ask, a conversation's first Agent call sent in one piece {ms:3d} ms after the request was"
             f" sent: the call's last byte → the child's first request {medians[f'whole{ms}'] * 1000:5.0f} ms"
         )
+    print(
+        f"  maia ask, {FAN} Agent calls in one answer, each task streamed for {FAN_STREAMING:.1f} s after its"
+        f" call names the tool: the answer's last byte → the last child's first request {medians['fan'] * 1000:5.0f} ms"
+    )
     first = medians["detached"]
     print(
         f"  maia run -d → worker's first request {first * 1000:7.0f} ms (target ≤ 600 ms)"
@@ -308,6 +365,7 @@ def _report(runs: int, by_side: dict[tuple[str, str], float], other: str | None)
     for kind, text, target in (
         ("subagent", "sub-agent: Agent call → child's first request", ""),
         ("import", "importing the child's module (reference)", ""),
+        ("fan", f"`maia ask`, {FAN} Agent calls in one answer: its last byte → the last child's first request", ""),
         ("detached", "`maia run -d` → worker's first request", "≤ 600 ms"),
         ("help", "`maia --help` (the machine's pace)", ""),
     ):

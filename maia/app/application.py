@@ -180,6 +180,7 @@ class Application:
         self._session_hooks: asyncio.Future[None] | None = None  # SessionStart hooks still running
         self._tools_warming = False  # what the first tool call loads is being loaded (see _tool_starting)
         self._head_start_timer: asyncio.TimerHandle | None = None  # a request under way (see _request_sent)
+        self._named: dict[str, int] = {}  # tool name → calls to it the answer being streamed has named so far
         self._shutting_down = False  # aclose has begun: nothing more is started ahead of need
         self._conversation: Conversation | None = None
         self._started: list[ToolSource] = []
@@ -557,15 +558,17 @@ class Application:
 
     def _tool_starting(self, name: str) -> None:
         """A tool call is streaming (its arguments still to come): what the first call loads (the input
-        validator, the permission engine: ~0.1 s) loads meanwhile, and an Agent call's child starts."""
+        validator, the permission engine: ~0.1 s) loads meanwhile, and an Agent call's child starts (one per
+        Agent call of the answer: a model fanning a job out finds each child loaded)."""
         if self._shutting_down:
             return
         self._warm_tools()
+        self._named[name] = count = self._named.get(name, 0) + 1
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
             if expect is not None:
                 with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
-                    expect(name)
+                    expect(name, count)
 
     def _warm_tools(self) -> None:
         """Load what the first tool call of the process loads, in a thread, once."""
@@ -575,6 +578,7 @@ class Application:
 
     def _request_sent(self) -> None:
         """A model request is being sent: the head start a moment later, unless the application closes first."""
+        self._named.clear()  # a new answer: its calls are counted from one
         if self._shutting_down or self._head_start_timer is not None:
             return
         self._head_start_timer = asyncio.get_running_loop().call_later(HEAD_START_AFTER, self._head_start)

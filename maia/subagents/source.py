@@ -70,14 +70,15 @@ class AgentSource:
         """The system prompt's paragraph listing the agents."""
         return agents_prompt_section(self.agents) if self._tools else ""
 
-    def expect_call(self, name: str) -> None:
-        """The model is streaming a call to ``name``: for the Agent tool, a spare child starts loading now,
-        while the call's arguments (the task) are still coming, unless one is waiting or starting."""
+    def expect_call(self, name: str, count: int = 1) -> None:
+        """The model is streaming its ``count``-th call to ``name`` of this answer: for the Agent tool, spare
+        children start loading now, while the call's arguments (the task) are still coming, until ``count``
+        are waiting or starting (see ``spares.MAX_SPARES``)."""
         for tool in self._tools:
             if isinstance(tool, AgentTool) and tool.spares and name == AGENT_TOOL:
                 from maia.subagents.spares import expect_child
 
-                expect_child(self.launch, tool.command)
+                expect_child(self.launch, tool.command, count=count)
 
     def expect_request(self, offered: Collection[str]) -> None:
         """The model has been at work on a request offering ``offered`` for a moment: if the Agent tool is

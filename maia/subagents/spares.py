@@ -1,20 +1,22 @@
-"""Spare sub-agent children: one loaded child waiting for the next call of a conversation.
+"""Spare sub-agent children: loaded children waiting for the next calls of a conversation.
 
 A child spends most of its start loading Python modules (a few hundred: about twice what a bare import
 of its own module takes), before its first request. Once a conversation has run a sub-agent, the next
 one is likely: as a run ends, a spare child is started; it loads its modules, says ``ready`` and waits
 for its ``start``. A conversation that offers the Agent tool starts one before its first call too: when
 the model is still at work a moment after a request was sent (its answer takes longer than a child's
-load), or when the model names the tool. A spare that cannot start (it ends by itself, or writes anything
-else, before it says ``ready``) stops the spares of its event loop: each call then starts its own child,
-and says what went wrong. The task, the definition, the settings, the rules and the folder's trust reach
-a spare only with its ``start``, and are read from disk as for any child, so a spare holds nothing that
-could go stale.
+load), or when the model names the tool; an answer that names it several times (a job fanned out to
+several sub-agents at once) gets one spare per call, up to ``MAX_SPARES``. A spare that cannot start (it
+ends by itself, or writes anything else, before it says ``ready``) stops the spares of its event loop:
+each call then starts its own child, and says what went wrong. The task, the definition, the settings,
+the rules and the folder's trust reach a spare only with its ``start``, and are read from disk as for any
+child, so a spare holds nothing that could go stale.
 
 The next call started exactly as the spare was (same command, same environment, the same folder: same
 path, same real path, same file) takes it, even before it has said ``ready``; any other call discards it
-and starts its own child. There is at most one spare per event loop (one conversation), killed when the
-conversation's agent source closes, and, like every child, by the guardian if MAIA dies.
+and starts its own child. There are at most ``MAX_SPARES`` per event loop (one conversation), the oldest
+taken first, all killed when the conversation's agent source closes, and, like every child, by the guardian
+if MAIA dies. A spare an answer asked for but no call took (a call refused) waits for a later call.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from maia.process import guardian
 from maia.process.tree import kill_tree
 from maia.subagents import protocol
 from maia.subagents.protocol import ProtocolError
+
+# spares of one conversation at a time: a model fanning a job out to this many sub-agents in one answer finds
+# each child loaded (each ~30 MB once loaded; the tool runner runs 8 calls at a time)
+MAX_SPARES = 4
 
 
 def child_command() -> list[str]:
@@ -122,46 +128,62 @@ async def close_stdin(process: asyncio.subprocess.Process) -> None:
 
 
 class SparePool:
-    """The spare child of one event loop (one conversation)."""
+    """The spare children of one event loop (one conversation)."""
 
     def __init__(self) -> None:
-        self.spare: _Spare | None = None
-        self.starting: asyncio.Task[None] | None = None
+        self.spares: list[_Spare] = []  # started, loading or loaded, in the order they were started
+        self.starting: list[asyncio.Task[None]] = []  # spawns under way (a few milliseconds each)
         self.generation = 0  # moved on by close(): a run that ends after it starts no spare
         self.failed = False  # a spare could not start (see _watch): no more spares on this loop
         self._discarding: set[asyncio.Task[None]] = set()
 
-    async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
-        """The spare if it was started as ``launch`` and still runs (it is then no spare any more). One being
-        started (announced a moment ago) is waited for: a spawn takes milliseconds, a start of its own more."""
-        starting = self.starting
-        if starting is not None and not starting.done():
-            await asyncio.wait({starting})
-        spare, self.spare = self.spare, None
-        if spare is None:
-            return None
-        try:
-            await spare.stop_watching()
-        except asyncio.CancelledError:
-            self._discard_later(spare.process)
-            raise
-        stdout = spare.process.stdout
-        if spare.launch != launch or spare.process.returncode is not None or stdout is None or stdout.at_eof():
-            self._discard_later(spare.process)
-            return None
-        return spare.process
+    @property
+    def spare(self) -> _Spare | None:
+        """The spare the next call takes, if any."""
+        return self.spares[0] if self.spares else None
 
-    def replace(self, launch: Launch, generation: int) -> None:
-        """Start a spare for ``launch`` in the background, unless one is there or starting, the pool was
-        closed since ``generation`` was read, or a spare could not start (``failed``)."""
+    def _pending(self) -> list[asyncio.Task[None]]:
+        return [task for task in self.starting if not task.done()]
+
+    async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
+        """A spare started as ``launch`` that still runs (it is then no spare any more), the oldest first. One
+        being started (announced a moment ago) is waited for: a spawn takes milliseconds, a start of its own
+        more. Spares started otherwise are discarded: the calls now start differently."""
+        while True:
+            while self.spares:
+                spare = self.spares.pop(0)
+                try:
+                    await spare.stop_watching()
+                except asyncio.CancelledError:
+                    self._discard_later(spare.process)
+                    raise
+                stdout = spare.process.stdout
+                if spare.launch != launch or spare.process.returncode is not None or stdout is None or stdout.at_eof():
+                    self._discard_later(spare.process)
+                    continue
+                return spare.process
+            pending = self._pending()
+            if not pending:
+                return None
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+
+    def replace(self, launch: Launch, generation: int, count: int = 1) -> None:
+        """Have ``count`` spares for ``launch`` (at most MAX_SPARES) waiting or starting: the missing ones start
+        in the background, unless the pool was closed since ``generation`` was read, or a spare could not
+        start (``failed``)."""
         if generation != self.generation or self.failed:
             return
-        current = self.spare
-        if current is not None and current.launch == launch and current.process.returncode is None:
-            return
-        if self.starting is not None and not self.starting.done():
-            return
-        self.starting = asyncio.get_running_loop().create_task(self._start(launch, generation))
+        alive = sum(1 for spare in self.spares if spare.launch == launch and spare.process.returncode is None)
+        missing = min(count, MAX_SPARES) - alive - len(self._pending())
+        loop = asyncio.get_running_loop()
+        for _new in range(missing):
+            task = loop.create_task(self._start(launch, generation))
+            self.starting.append(task)
+            task.add_done_callback(self._started)
+
+    def _started(self, task: asyncio.Task[None]) -> None:
+        with contextlib.suppress(ValueError):  # close() may have let go of it first
+            self.starting.remove(task)
 
     async def _start(self, launch: Launch, generation: int) -> None:
         try:
@@ -171,11 +193,13 @@ class SparePool:
         if generation != self.generation:  # closed meanwhile
             self._discard_later(process)
             return
-        # no await from here on: a close at any moment finds the new spare in place and the old one discarded
+        # no await from here on: a close at any moment finds the new spare in place and the stale ones discarded
         spare = _Spare(launch, process)
         spare.watcher = asyncio.get_running_loop().create_task(self._watch(spare))
-        old, self.spare = self.spare, spare
-        if old is not None:
+        stale = [old for old in self.spares if old.launch != launch]
+        self.spares = [old for old in self.spares if old.launch == launch]
+        self.spares.append(spare)
+        for old in stale:  # started for calls made otherwise (another folder, command or environment)
             if old.watcher is not None:
                 old.watcher.cancel()  # it reads the old stdout, which the discard drains once it has run
             self._discard_later(old.process)
@@ -198,8 +222,8 @@ class SparePool:
                 await asyncio.wait_for(spare.process.wait(), 5.0)
         code = spare.process.returncode
         spare.watcher = None  # done: nothing to stop
-        if self.spare is spare:
-            self.spare = None
+        if spare in self.spares:
+            self.spares.remove(spare)
         if code is None or code >= 0:
             # it ended by itself, or wrote something else: it cannot start, and another would not either (a
             # signal from elsewhere, the OOM killer or a user's kill, says nothing of the next one)
@@ -212,38 +236,40 @@ class SparePool:
         task.add_done_callback(self._discarding.discard)
 
     async def ready(self, timeout: float = 30.0) -> bool:
-        """Wait until the spare (if one is starting or waiting) has loaded; whether one is ready."""
-        starting = self.starting
-        if starting is not None:
-            await asyncio.wait({starting})
-        spare = self.spare
-        if spare is None:
-            return False
-        said = asyncio.ensure_future(spare.ready.wait())
-        watcher = spare.watcher  # done when the spare said "ready", or died without it
+        """Wait until the spares (those starting or waiting) have loaded or died; whether one is ready."""
+        pending = self._pending()
+        if pending:
+            await asyncio.wait(pending)
+        spares = list(self.spares)
+        waits = {asyncio.ensure_future(spare.ready.wait()): spare for spare in spares}
         try:
-            await asyncio.wait(
-                {said} if watcher is None else {said, watcher}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            for said, spare in waits.items():
+                watcher = spare.watcher  # done when the spare said "ready", or died without it
+                await asyncio.wait(
+                    {said} if watcher is None else {said, watcher},
+                    timeout=timeout,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
         finally:
-            said.cancel()
-        return spare.ready.is_set() and spare.process.returncode is None
+            for said in waits:
+                said.cancel()
+        return any(spare.ready.is_set() and spare.process.returncode is None for spare in spares)
 
     async def close(self) -> None:
-        """Kill the spare (and one starting), and reap every child this pool discarded."""
+        """Kill the spares (and those starting), and reap every child this pool discarded."""
         self.generation += 1
-        starting, self.starting = self.starting, None
-        if starting is not None and not starting.done():
-            starting.cancel()  # a child being started is killed by asyncio's own clean-up; one started, here
-        spare, self.spare = self.spare, None
-        if spare is not None:
+        starting, self.starting = self._pending(), []
+        for task in starting:
+            task.cancel()  # a child being started is killed by asyncio's own clean-up; one started, here
+        spares, self.spares = self.spares, []
+        for spare in spares:
             if spare.process.returncode is None:
                 kill_tree(spare.process.pid)  # at once, whatever happens to this coroutine
             if spare.watcher is not None:
                 spare.watcher.cancel()
             self._discard_later(spare.process)  # a task of its own: reaped and released even if this is cancelled
-        if starting is not None:
-            await asyncio.wait({starting})
+        if starting:
+            await asyncio.wait(starting)
         if self._discarding:
             await asyncio.wait(set(self._discarding))
 
@@ -267,11 +293,14 @@ async def start_spare(
     expect_child(folder, command, env)
 
 
-def expect_child(folder: Path, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> None:
-    """A call is coming (the model is streaming it): a spare child for calls in ``folder`` with this command
-    and environment starts now (from the running event loop), unless one is waiting or starting."""
+def expect_child(
+    folder: Path, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None, count: int = 1
+) -> None:
+    """``count`` calls are coming (the model is streaming them): spare children for calls in ``folder`` with
+    this command and environment start now (from the running event loop), up to ``count`` waiting or starting
+    (at most MAX_SPARES)."""
     spares = pool()
-    spares.replace(Launch.of(list(command or child_command()), folder, env), spares.generation)
+    spares.replace(Launch.of(list(command or child_command()), folder, env), spares.generation, count)
 
 
 async def spare_ready(timeout: float = 30.0) -> bool:

@@ -397,7 +397,8 @@ def test_what_the_first_tool_call_loads_can_be_loaded_beforehand() -> None:
 
 
 def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each tool call the model names reaches the sources; the loads start in a thread at the first only."""
+    """Each tool call the model names reaches the sources, with its rank among the answer's calls to that tool;
+    the loads start in a thread at the first only."""
     import maia.app.application as application
 
     threads: list[object] = []
@@ -409,25 +410,27 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
         def start(self) -> None:
             pass
 
-    named: list[str] = []
+    named: list[tuple[str, int]] = []
 
     class Source:
-        def expect_call(self, name: str) -> None:
-            named.append(name)
+        def expect_call(self, name: str, count: int) -> None:
+            named.append((name, count))
 
     class Broken:
-        def expect_call(self, name: str) -> None:
+        def expect_call(self, name: str, count: int) -> None:
             raise RuntimeError("a source's bug")
 
     monkeypatch.setattr(application.threading, "Thread", Recorder)
     app = application.Application.__new__(application.Application)
     app._tools_warming = False
     app._shutting_down = False
+    app._named = {}
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
     app._tool_starting("Read")
     app._tool_starting("Agent")
+    app._tool_starting("Agent")  # the answer's second call to it
     assert threads == [(application.warm_tools, "maia-warm-tools", True)]
-    assert named == ["Read", "Agent"]  # a source that fails does not stop the others
+    assert named == [("Read", 1), ("Agent", 1), ("Agent", 2)]  # a source that fails does not stop the others
 
 
 async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -464,6 +467,7 @@ async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monk
     app = application.Application.__new__(application.Application)
     app._tools_warming = False
     app._head_start_timer = None
+    app._named = {}
     app._shutting_down = False
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
     from maia.permissions.rules import as_ruleset

@@ -104,8 +104,7 @@ async def test_a_spare_taken_before_it_said_ready_runs_the_task(
     make_agent("rev")
     script.add("rev", text_stream("done"))
     await start_spare(project)
-    starting = pool().starting
-    assert starting is not None
+    (starting,) = pool().starting
     await starting  # started, not loaded yet
     spare = spare_process()
     assert spare is not None and not pool().spare.ready.is_set()  # type: ignore[union-attr]
@@ -415,12 +414,10 @@ async def test_a_close_while_a_spare_replaces_another_leaves_neither(
     make_agent: Callable[..., Path], project: Path, spawned: list[asyncio.subprocess.Process]
 ) -> None:
     await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "a"})
-    first = pool().starting
-    assert first is not None
+    (first,) = pool().starting
     await first  # started, still loading
     await start_spare(project, env={**os.environ, "MAIA_SPARE_TEST": "b"})  # another launch: it replaces it
-    second = pool().starting
-    assert second is not None
+    (second,) = pool().starting
     while len(spawned) < 2 and not second.done():
         await asyncio.sleep(0)  # until the second child exists, or its start is over
     await discard_spares()
@@ -523,18 +520,18 @@ async def test_no_child_starts_where_the_agent_tool_is_not_offered(
     script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
     async with asked(home, project, "hi"):
         assert pauses == [True]
-        assert pool().spare is None and pool().starting is None
+        assert pool().spare is None and not pool().starting
     make_agent("rev")
     began = time.monotonic()
     script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
     async with asked(home, project, "hi", tool_filter=lambda tool: tool.spec.name != "Agent"):
         assert pauses == [True, True]
-        assert pool().spare is None and pool().starting is None
+        assert pool().spare is None and not pool().starting
     began = time.monotonic()
     script.add("main", thinking_then(text_stream("hello"), lambda: time.monotonic() - began > 0.5, pauses))
     async with asked(home, project, "hi", deny=("Agent",)):  # offered, but a deny rule stops every call
         assert pauses == [True, True, True]
-        assert pool().spare is None and pool().starting is None
+        assert pool().spare is None and not pool().starting
     assert spawned == []
 
 
@@ -545,8 +542,8 @@ async def test_spares_stop_once_one_cannot_start(
     calls start their own child, as without spares. One killed from elsewhere stops nothing."""
     make_agent("rev")
     await start_spare(project, command=[sys.executable, "-c", "import time; time.sleep(60)"])
-    assert pool().starting is not None
-    await pool().starting
+    (starting,) = pool().starting
+    await starting
     killed = spare_process()
     assert killed is not None
     os.kill(killed.pid, signal.SIGKILL)  # from elsewhere (the OOM killer, a user): it says nothing of the next
@@ -563,7 +560,7 @@ async def test_spares_stop_once_one_cannot_start(
     assert not await asyncio.wait_for(spare_ready(), 10)  # it ended by itself before "ready"
     assert pool().failed
     await start_spare(project)
-    assert pool().starting is None or pool().starting.done()  # nothing more started
+    assert not [task for task in pool().starting if not task.done()]  # nothing more started
     assert spare_process() is None
     script.add("rev", text_stream("fine"))
     result = await launch_subagent(spec_for(definition(home, project, "rev"), "task", project, home))
@@ -593,3 +590,71 @@ async def test_the_first_tool_call_s_loads_start_while_the_model_thinks_and_neve
     async with asked(home, project, "hi again"):
         assert len(script.requests["main"]) == 2
     assert seen == [True] and len(warmed) == 1  # loaded while the model was at work
+
+
+def fanned_out(tasks: list[str], named: list[int]) -> Iterator[bytes]:
+    """An answer that fans a job out: each Agent call names the tool, then its task streams once the model's
+    naming has had its effect (``named``: how many sub-agent children there were then; 10 s at most)."""
+
+    def event(delta: dict[str, object]) -> bytes:
+        return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode() + b"\n\n"
+
+    for index, task in enumerate(tasks):
+        call = {"index": index, "id": f"call_{index}", "type": "function", "function": {"name": "Agent"}}
+        yield event({"tool_calls": [call]})
+        deadline = time.monotonic() + 10
+        while len(subagent_children()) <= index and time.monotonic() < deadline:
+            time.sleep(0.01)  # the task is still streaming
+        named.append(len(subagent_children()))
+        arguments = json.dumps({"agent": "rev", "task": task})
+        yield event({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
+    yield sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+
+
+@pytest.mark.usefixtures("name_path_only")
+async def test_an_answer_fanning_out_to_several_agents_gets_a_child_per_call(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    """Three Agent calls in one answer: each name starts a child of its own while the tasks stream, and each
+    call runs in one of them. The next answer's single call starts none: its calls are counted afresh."""
+    make_agent("rev")
+    named: list[int] = []
+    tasks = ["look at a.py", "look at b.py", "look at c.py"]
+    script.add("main", Response(fanned_out(tasks, named), content_type="text/event-stream"))
+    script.add("main", Response(fanned_out(["look at d.py"], named), content_type="text/event-stream"))
+    script.add("main", text_stream("all done"))
+    script.add("rev", *(text_stream("fine") for _task in range(4)))
+    async with asked(home, project, "review the three files with rev"):
+        assert sorted(r["messages"][-1]["content"] for r in script.requests["rev"]) == [*tasks, "look at d.py"]
+        assert named[:3] == [1, 2, 3]  # a child per call, each started while its task was still coming
+        ran = [await asyncio.wait_for(child.wait(), 60) for child in spawned[:3]]
+        assert ran == [0, 0, 0]  # each ran a task (a child discarded is killed)
+        # the fourth task ran in the spare the first three left: no child more than that one
+        assert len(spawned) <= 5 and await asyncio.wait_for(spawned[3].wait(), 60) == 0
+    assert all(p.returncode is not None for p in spawned)
+
+
+async def test_spares_are_capped_and_concurrent_calls_each_take_their_own(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    make_agent("rev")
+    spares.expect_child(project, count=9)
+    assert await spare_ready()
+    assert len(pool().spares) == spares.MAX_SPARES == len(spawned)  # no more than the cap
+    spares.expect_child(project, count=2)
+    assert not pool().starting  # enough are there
+    script.add("rev", *(text_stream(f"answer {n}") for n in range(3)))
+    agent = definition(home, project, "rev")
+    results = await asyncio.gather(*(launch_subagent(spec_for(agent, f"task {n}", project, home)) for n in range(3)))
+    assert all(result.ok for result in results), [result.error for result in results]
+    assert len(spawned) == spares.MAX_SPARES  # no child of their own: each took a spare, the oldest first
+    assert [await asyncio.wait_for(child.wait(), 60) for child in spawned[:3]] == [0, 0, 0]
+    assert pool().spares and pool().spares[0].process is spawned[3]  # the fourth waits for a later call
