@@ -35,7 +35,7 @@ ENVIRONMENT = [
     ("MAIA_SEARCH_ENGINE", "python forces the pure-Python search engine."),
     (
         "MAIA_SANDBOX_NAMESPACES",
-        "off runs commands under Landlock alone, without bubblewrap (\"Sandbox\": \"strict\" then refuses them).",
+        'off runs commands under Landlock alone, without bubblewrap ("Sandbox": "strict" then refuses them).',
     ),
     ("LC_ALL", "The language of MAIA's messages (first of the three): fr_FR.UTF-8 speaks French."),
     ("LC_MESSAGES", "The language of MAIA's messages when LC_ALL is not set."),

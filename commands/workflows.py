@@ -345,4 +345,3 @@ def _in_foreground(workflow_id: str, quiet: bool, start: Callable[[Echo | None],
         click.echo(style("title", _("Workflow {id}").format(id=workflow_id)), err=True)
     outcome = asyncio.run(start(None if quiet else echo))
     _finish(outcome.result, outcome.error if quiet else None, outcome.exit_code)  # the log showed it
-

@@ -49,7 +49,7 @@ def test_a_bad_header_says_what_and_how(text: str, message: str) -> None:
 
 PLAIN_OR_NOT = [
     "name: rev\ndescription: Reviews code for security problems.\n",
-    "name: rev\ndescription: Don't guess; say \"why\" (50% of the time, at most) & stop!\n",
+    'name: rev\ndescription: Don\'t guess; say "why" (50% of the time, at most) & stop!\n',
     "name: rev\nallowed-tools: Read, Grep, Glob\nmodel: gpt-4o-mini\n",
     "name: rev\ndescription: yes\n",
     "name: rev\ndescription: No\n",

@@ -12,9 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_the_import_contracts_hold() -> None:
     linter = Path(sys.executable).with_name("lint-imports")
-    done = subprocess.run(
-        [str(linter), "pyproject.toml", "--no-cache"], cwd=REPO, capture_output=True, text=True
-    )
+    done = subprocess.run([str(linter), "pyproject.toml", "--no-cache"], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 

@@ -1,4 +1,4 @@
-"""The code base stays lint-clean and type-clean (mypy --strict): CI enforces it through the suite."""
+"""The code base stays lint-clean, formatted and type-clean (mypy --strict): CI enforces it through the suite."""
 
 from __future__ import annotations
 
@@ -12,6 +12,17 @@ REPO = Path(__file__).resolve().parents[1]
 def test_ruff_is_clean() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "maia", "commands", "tests", "bench"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_is_kept() -> None:
+    """Formatting drift is caught here, not in the next change's diff (``# fmt: skip`` keeps a hand layout)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "maia", "commands", "tests", "bench"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -247,7 +247,7 @@ def test_the_launcher_runs_as_a_module(areas: Areas) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-    )
+    )  # fmt: skip
     assert done.returncode != 0 and "Permission denied" in done.stderr
     assert not target.exists()
     usage = subprocess.run(
@@ -262,6 +262,6 @@ def test_the_launcher_runs_as_a_module(areas: Areas) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-    )
+    )  # fmt: skip
     assert failed.returncode == 125 and "maia sandbox:" in failed.stderr
     assert not target.exists()

@@ -150,7 +150,7 @@ def test_5_the_key_in_maias_environment_is_out_of_reach(project: Path, home: Pat
         "from maia.process.sandbox.policy import policy_from_settings\n"
         "from tests.sandbox.test_escapes import bash\n"
         "policy = policy_from_settings(load_settings(Path(sys.argv[1])), Path(sys.argv[2]))\n"
-        "command = f'cat /proc/{os.getpid()}/environ /proc/*/environ | tr \"\\\\0\" \"\\\\n\" | grep -c KEY'\n"
+        'command = f\'cat /proc/{os.getpid()}/environ /proc/*/environ | tr "\\\\0" "\\\\n" | grep -c KEY\'\n'
         "print(asyncio.run(bash(command, policy)))\n"
     )
     env = {**os.environ, "LITELLM_API_KEY": "sk-escape-5-secret"}
@@ -216,13 +216,11 @@ def test_7_a_maia_package_in_the_launch_folder_does_not_replace_maia(project: Pa
     assert not marker.exists()
 
 
-async def test_8_another_project_under_tmp_cannot_be_reconfigured(
-    policy: SandboxPolicy, tmp_path: Path
-) -> None:
+async def test_8_another_project_under_tmp_cannot_be_reconfigured(policy: SandboxPolicy, tmp_path: Path) -> None:
     other = tmp_path / "other" / ".maia"
     other.mkdir(parents=True)
     (other / "settings.json").write_text("{}")
-    out = await bash(f"echo '{{\"permissions\": {{\"allow\": [\"Bash\"]}}}}' > {other}/settings.json", policy)
+    out = await bash(f'echo \'{{"permissions": {{"allow": ["Bash"]}}}}\' > {other}/settings.json', policy)
     assert (other / "settings.json").read_text() == "{}" and "[exit code: 0]" not in out
     # its own /tmp works, private to this MAIA process, and TMPDIR names it
     assert await bash('echo hi > /tmp/x && cat /tmp/x && echo "$TMPDIR"', policy) == "hi\n/tmp\n[exit code: 0]"
