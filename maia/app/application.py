@@ -563,6 +563,8 @@ class Application:
         if self._shutting_down:
             return
         self._warm_tools()
+        if name in self._denied_outright():
+            return  # never runs (deny always wins): nothing to start for it
         self._named[name] = count = self._named.get(name, 0) + 1
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
@@ -592,14 +594,16 @@ class Application:
         if self._shutting_down:
             return
         self._warm_tools()
-        # a tool a bare deny rule covers is offered, but never runs (deny always wins): nothing to start for it
-        denied = {rule.tool for rule in self.conversation.loadout.ruleset.family("deny") if rule.pattern is None}
-        offered = frozenset(self.agent.tools).difference(denied)
+        offered = frozenset(self.agent.tools).difference(self._denied_outright())
         for source in self.sources:
             expect = getattr(source, "expect_request", None)
             if expect is not None:
                 with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
                     expect(offered)
+
+    def _denied_outright(self) -> set[str]:
+        """Tools a bare deny rule covers: offered to the model, but no call to them ever runs (deny always wins)."""
+        return {rule.tool for rule in self.conversation.loadout.ruleset.family("deny") if rule.pattern is None}
 
     def _agent_sources(self) -> list[ToolSource]:
         """The sub-agents' source; none in a sub-agent's process (no nesting: no Agent tool, no agents

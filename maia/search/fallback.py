@@ -130,19 +130,26 @@ def _search_text(
 
 
 def glob_filter(glob: str) -> Callable[[str], bool]:
-    """Grep's ``glob``, as ripgrep reads it: gitignore syntax (no slash = any folder), ``!`` excludes."""
+    """Grep's ``glob``, as ripgrep reads its ``--glob``: gitignore syntax (no slash = any folder). A file is
+    kept when its own path matches (``docs`` keeps files named docs, ``docs/**`` what is in docs); with ``!``,
+    a file is left out when it or one of its folders matches (``!docs`` leaves the docs folder out)."""
     negated = glob.startswith("!")
     compiled = compile_ignore([glob.lstrip("!")])
     if compiled is None:
         return lambda rel: True
 
-    def matches(rel: str) -> bool:
+    def in_matching(rel: str) -> bool:
         """The file, or one of its folders, matches."""
         parts = rel.split("/")
         folders = ("/".join(parts[: n + 1]) + "/" for n in range(len(parts) - 1))
         return compiled.decide(rel) is True or any(compiled.decide(f) is True for f in folders)
 
-    return (lambda rel: not matches(rel)) if negated else matches
+    if negated:
+        return lambda rel: not in_matching(rel)
+    if glob.rstrip("/").endswith("/**"):
+        return in_matching  # "dir/**": what is inside dir (the pattern, compiled for a walk, names the folder)
+    # not its folders: ripgrep's name pre-filter (see rg.name_filter) could not keep a file for them
+    return lambda rel: compiled.decide(rel) is True
 
 
 def grep_files(query: GrepQuery, *, max_files: int = 0, max_lines: int = 0) -> list[FileHit]:

@@ -89,15 +89,23 @@ class _Spare:
     launch: Launch
     process: asyncio.subprocess.Process
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # its watcher is done: ready, dead or taken
     watcher: asyncio.Task[None] | None = None
 
     async def stop_watching(self) -> None:
         """Stop reading its ``ready`` line, and wait until the reader is gone (the run then reads the pipe;
         a line still unread reaches the run, which ignores ``ready``)."""
         watcher, self.watcher = self.watcher, None
+        self.settled.set()  # (a watcher cancelled before it ran never gets to say so)
         if watcher is not None and not watcher.done():
             watcher.cancel()
             await asyncio.wait({watcher})
+
+    def unwatch(self) -> None:
+        """Stop reading its ``ready`` line now (it is being discarded)."""
+        self.settled.set()
+        if self.watcher is not None:
+            self.watcher.cancel()
 
 
 async def _discard(process: asyncio.subprocess.Process) -> None:
@@ -132,7 +140,8 @@ class SparePool:
 
     def __init__(self) -> None:
         self.spares: list[_Spare] = []  # started, loading or loaded, in the order they were started
-        self.starting: list[asyncio.Task[None]] = []  # spawns under way (a few milliseconds each)
+        self.starting: dict[asyncio.Task[None], Launch] = {}  # spawns under way (a few milliseconds each)
+        self.wanted: Launch | None = None  # how the last spares asked for start: others are stale
         self.generation = 0  # moved on by close(): a run that ends after it starts no spare
         self.failed = False  # a spare could not start (see _watch): no more spares on this loop
         self._discarding: set[asyncio.Task[None]] = set()
@@ -142,8 +151,9 @@ class SparePool:
         """The spare the next call takes, if any."""
         return self.spares[0] if self.spares else None
 
-    def _pending(self) -> list[asyncio.Task[None]]:
-        return [task for task in self.starting if not task.done()]
+    def _pending(self, launch: Launch | None = None) -> list[asyncio.Task[None]]:
+        """Spawns under way (for ``launch`` only, if given)."""
+        return [task for task, how in self.starting.items() if not task.done() and launch in (None, how)]
 
     async def take(self, launch: Launch) -> asyncio.subprocess.Process | None:
         """A spare started as ``launch`` that still runs (it is then no spare any more), the oldest first. One
@@ -173,24 +183,24 @@ class SparePool:
         start (``failed``)."""
         if generation != self.generation or self.failed:
             return
+        self.wanted = launch
         alive = sum(1 for spare in self.spares if spare.launch == launch and spare.process.returncode is None)
-        missing = min(count, MAX_SPARES) - alive - len(self._pending())
+        missing = min(count, MAX_SPARES) - alive - len(self._pending(launch))
         loop = asyncio.get_running_loop()
         for _new in range(missing):
             task = loop.create_task(self._start(launch, generation))
-            self.starting.append(task)
+            self.starting[task] = launch
             task.add_done_callback(self._started)
 
     def _started(self, task: asyncio.Task[None]) -> None:
-        with contextlib.suppress(ValueError):  # close() may have let go of it first
-            self.starting.remove(task)
+        self.starting.pop(task, None)  # close() may have let go of it first
 
     async def _start(self, launch: Launch, generation: int) -> None:
         try:
             process = await launch.spawn()
         except OSError:
             return  # the next call starts its own child and says why if it cannot
-        if generation != self.generation:  # closed meanwhile
+        if generation != self.generation or launch != self.wanted:  # closed meanwhile, or stale already
             self._discard_later(process)
             return
         # no await from here on: a close at any moment finds the new spare in place and the stale ones discarded
@@ -200,8 +210,7 @@ class SparePool:
         self.spares = [old for old in self.spares if old.launch == launch]
         self.spares.append(spare)
         for old in stale:  # started for calls made otherwise (another folder, command or environment)
-            if old.watcher is not None:
-                old.watcher.cancel()  # it reads the old stdout, which the discard drains once it has run
+            old.unwatch()  # it reads the old stdout, which the discard drains once it has run
             self._discard_later(old.process)
 
     async def _watch(self, spare: _Spare) -> None:
@@ -216,6 +225,7 @@ class SparePool:
             ok = False
         if ok:
             spare.ready.set()
+            spare.settled.set()
             return
         if line == b"":  # its end (never one MAIA caused: the watcher is cancelled before MAIA kills a spare)
             with contextlib.suppress(TimeoutError):
@@ -229,6 +239,7 @@ class SparePool:
             # signal from elsewhere, the OOM killer or a user's kill, says nothing of the next one)
             self.failed = True
         self._discard_later(spare.process)
+        spare.settled.set()
 
     def _discard_later(self, process: asyncio.subprocess.Process) -> None:
         task = asyncio.get_running_loop().create_task(_discard(process))
@@ -236,37 +247,32 @@ class SparePool:
         task.add_done_callback(self._discarding.discard)
 
     async def ready(self, timeout: float = 30.0) -> bool:
-        """Wait until the spares (those starting or waiting) have loaded or died; whether one is ready."""
+        """Wait (``timeout`` at most) until every spare starting or waiting has loaded, died or been taken;
+        whether one is ready and waiting."""
         pending = self._pending()
         if pending:
             await asyncio.wait(pending)
         spares = list(self.spares)
-        waits = {asyncio.ensure_future(spare.ready.wait()): spare for spare in spares}
-        try:
-            for said, spare in waits.items():
-                watcher = spare.watcher  # done when the spare said "ready", or died without it
-                await asyncio.wait(
-                    {said} if watcher is None else {said, watcher},
-                    timeout=timeout,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-        finally:
-            for said in waits:
-                said.cancel()
-        return any(spare.ready.is_set() and spare.process.returncode is None for spare in spares)
+        waits = [asyncio.ensure_future(spare.settled.wait()) for spare in spares if not spare.settled.is_set()]
+        if waits:
+            try:
+                await asyncio.wait(waits, timeout=timeout)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+        return any(spare.ready.is_set() and spare.process.returncode is None for spare in self.spares)
 
     async def close(self) -> None:
         """Kill the spares (and those starting), and reap every child this pool discarded."""
         self.generation += 1
-        starting, self.starting = self._pending(), []
+        starting, self.starting = self._pending(), {}
         for task in starting:
             task.cancel()  # a child being started is killed by asyncio's own clean-up; one started, here
         spares, self.spares = self.spares, []
         for spare in spares:
             if spare.process.returncode is None:
                 kill_tree(spare.process.pid)  # at once, whatever happens to this coroutine
-            if spare.watcher is not None:
-                spare.watcher.cancel()
+            spare.unwatch()
             self._discard_later(spare.process)  # a task of its own: reaped and released even if this is cancelled
         if starting:
             await asyncio.wait(starting)

@@ -397,8 +397,8 @@ def test_what_the_first_tool_call_loads_can_be_loaded_beforehand() -> None:
 
 
 def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each tool call the model names reaches the sources, with its rank among the answer's calls to that tool;
-    the loads start in a thread at the first only."""
+    """Each tool call the model names reaches the sources, with its rank among the answer's calls to that tool,
+    unless a bare deny rule covers the tool; the loads start in a thread at the first only."""
     import maia.app.application as application
 
     threads: list[object] = []
@@ -426,8 +426,15 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
     app._shutting_down = False
     app._named = {}
     app.sources = [Broken(), Source()]  # type: ignore[list-item]
+    from types import SimpleNamespace
+
+    from maia.permissions.rules import as_ruleset
+
+    denies = as_ruleset({"deny": ["Bash", "Read(./secret.txt)"]})  # a bare deny: Bash never runs; Read may
+    app._conversation = SimpleNamespace(loadout=SimpleNamespace(ruleset=denies))  # type: ignore[assignment]
     app._tool_starting("Read")
     app._tool_starting("Agent")
+    app._tool_starting("Bash")  # never runs: nothing is started for it
     app._tool_starting("Agent")  # the answer's second call to it
     assert threads == [(application.warm_tools, "maia-warm-tools", True)]
     assert named == [("Read", 1), ("Agent", 1), ("Agent", 2)]  # a source that fails does not stop the others

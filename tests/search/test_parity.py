@@ -78,6 +78,12 @@ QUERIES = [
     ("needle", {"glob": "*.log"}),
     ("needle", {"glob": "docs/*"}),
     ("needle", {"glob": "!pkg"}),
+    ("needle", {"glob": "docs"}),
+    ("needle", {"glob": "names/*"}),
+    ("needle", {"glob": "!names/*"}),
+    ("needle", {"glob": "d*"}),
+    ("needle", {"glob": "docs/**"}),
+    ("needle", {"glob": "*/deep/*"}),
     ("x+ needle", {}),
     ("nothing-matches-this", {}),
 ]
@@ -125,12 +131,20 @@ async def test_expected_files_are_found_and_skipped(tree: Path) -> None:
     ]
 
 
-async def test_glob_filter_applies_to_folders(tree: Path) -> None:
-    no_pkg = GrepQuery("needle", tree, glob="!pkg")
-    listing = format_hits(no_pkg, await grep_hits(no_pkg), tree, 0).text
-    assert "pkg/" not in listing and "main.py" in listing
-    docs = GrepQuery("needle", tree, glob="docs")
-    assert format_hits(docs, await grep_hits(docs, engine="python"), tree, 0).text == "docs/a.md\ndocs/deep/c.tmp"
+@pytest.mark.parametrize("engine", [None, "python"])
+async def test_a_glob_keeps_files_by_their_path_and_leaves_folders_out(tree: Path, engine: str | None) -> None:
+    """As ripgrep's --glob: a glob keeps the files whose own path matches; ``!`` leaves a matching folder out."""
+
+    async def listing(glob: str) -> str:
+        query = GrepQuery("needle", tree, glob=glob)
+        return format_hits(query, await grep_hits(query, engine=engine), tree, 0).text
+
+    no_pkg = await listing("!pkg")
+    assert "pkg/" not in no_pkg and "main.py" in no_pkg
+    assert await listing("docs") == "No matches."  # no file is named docs
+    assert await listing("docs/**") == "docs/a.md\ndocs/deep/c.tmp"
+    assert await listing("names/*") == "names/A.txt\nnames/a-b.txt\nnames/a.txt"  # not names/a/b.txt
+    assert await listing("!names/*") == await listing("!names")  # names/a/ is left out, and what is in it
 
 
 async def test_ignore_file_of_a_parent_folder(tmp_path: Path) -> None:
@@ -234,10 +248,12 @@ async def test_compiled_python_is_never_searched_in_a_folder(
         text = format_hits(query, await grep_hits(query, head_limit=head_limit, engine=engine), compiled, 0).text
         files = sorted({line.split(":")[0] for line in text.splitlines()} - {"No matches."})
         assert not [name for name in files if name.endswith((".pyc", ".pyo"))], text
-        if glob is None:
-            assert files == ["odd.pyc/inside.txt", "pkg/mod.py"], text  # a folder named like one is walked
-        elif glob == "!*.txt":
-            assert files == ["pkg/mod.py"], text
+        expected = {
+            None: ["odd.pyc/inside.txt", "pkg/mod.py"],  # a folder named like one is walked
+            "*.pyc": [],  # (the glob keeps files named so, not what is in a folder named so)
+            "!*.txt": ["pkg/mod.py"],
+        }
+        assert files == expected[glob], text
 
 
 @pytest.mark.parametrize("engine", [None, "python"])

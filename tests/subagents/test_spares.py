@@ -658,3 +658,79 @@ async def test_spares_are_capped_and_concurrent_calls_each_take_their_own(
     assert len(spawned) == spares.MAX_SPARES  # no child of their own: each took a spare, the oldest first
     assert [await asyncio.wait_for(child.wait(), 60) for child in spawned[:3]] == [0, 0, 0]
     assert pool().spares and pool().spares[0].process is spawned[3]  # the fourth waits for a later call
+
+
+@pytest.mark.usefixtures("name_path_only")
+async def test_agent_calls_a_rule_denies_outright_start_no_child(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    """The model names the Agent tool three times in one answer, but a rule denies it: nothing loads for calls
+    that can never run."""
+    make_agent("rev")
+    tasks = ["look at a.py", "look at b.py", "look at c.py"]
+
+    def named_then_whole() -> Iterator[bytes]:
+        for index, task in enumerate(tasks):
+            call = {"index": index, "id": f"call_{index}", "type": "function", "function": {"name": "Agent"}}
+            yield b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}).encode()
+            yield b"\n\n"
+            time.sleep(0.3)  # the task streams: long enough for a child to be started
+            arguments = json.dumps({"agent": "rev", "task": task})
+            more = {"index": index, "function": {"arguments": arguments}}
+            yield b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]}).encode()
+            yield b"\n\n"
+        yield sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+
+    script.add("main", Response(named_then_whole(), content_type="text/event-stream"), text_stream("all done"))
+    async with asked(home, project, "review with rev", deny=("Agent",)):
+        assert len(script.requests["main"]) == 2  # the calls were refused, and the model answered
+    assert spawned == []
+
+
+async def test_spare_ready_returns_once_each_spare_is_loaded_or_dead(project: Path, tmp_path: Path) -> None:
+    """Two spares: one loads in a second, the other dies at once. The wait ends with the first's ``ready``, not
+    at the timeout (the dead one's watcher has ended: nothing of it is waited for)."""
+    marker = tmp_path / "first"
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, time
+        try:
+            os.close(os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            os.kill(os.getpid(), signal.SIGKILL)  # the second: dies at once (a signal: the pool is not failed)
+        time.sleep(1)
+        sys.stdout.write('{{"type":"ready"}}\\n')
+        sys.stdout.flush()
+        time.sleep(60)
+        """
+    )
+    spares.expect_child(project, [sys.executable, "-c", script], count=2)
+    assert await asyncio.wait_for(spare_ready(timeout=30), 10)
+    assert len(pool().spares) == 1 and pool().spare is not None and pool().spare.ready.is_set()
+    assert not pool().failed
+
+
+async def test_the_spares_last_asked_for_win_over_a_launch_still_starting(
+    project: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[asyncio.subprocess.Process]
+) -> None:
+    """Spares asked for with another environment while the first ones are being spawned replace them: the first
+    ones are discarded as they come, even when they come last."""
+    spawn = spares.Launch.spawn  # the fixture's recorder
+
+    async def first_ones_late(self: spares.Launch) -> asyncio.subprocess.Process:
+        if dict(self.environment).get("MAIA_SPARE_TEST") == "a":
+            await asyncio.sleep(0.5)
+        return await spawn(self)
+
+    monkeypatch.setattr(spares.Launch, "spawn", first_ones_late)
+    spares.expect_child(project, env={**os.environ, "MAIA_SPARE_TEST": "a"}, count=2)
+    spares.expect_child(project, env={**os.environ, "MAIA_SPARE_TEST": "b"}, count=1)
+    assert await spare_ready()
+    kept = pool().spares
+    assert len(kept) == 1 and dict(kept[0].launch.environment)["MAIA_SPARE_TEST"] == "b"
+    assert len(spawned) == 3 and pool().spare is not None and pool().spare.process is spawned[0]  # b came first
+    assert [await asyncio.wait_for(child.wait(), 30) for child in spawned[1:]] == [-signal.SIGKILL] * 2
