@@ -80,9 +80,13 @@ class Conversation:
         env: Mapping[str, str] | None = None,
         wrap_permissions: Callable[[PermissionCheck], PermissionCheck] | None = None,
         tool_context: Callable[[AgentSession], ToolContext] | None = None,
+        prompt: Callable[[Loadout, str | None], str] | None = None,
     ) -> None:
         self.launch = launch
         self.loadout = loadout
+        # a front end's own system prompt (a sub-agent's, a workflow's), given the compaction summary if any;
+        # None: MAIA's (the loadout's)
+        self.prompt = prompt
         self.ui = ui
         self.sessions = sessions
         self.counter = counter
@@ -97,7 +101,7 @@ class Conversation:
         self.before_compact: Callable[[str, str | None], Awaitable[None]] | None = None
         self.agent = AgentSession(
             provider=provider,
-            system=loadout.system(None),
+            system=self._system(None),
             tools=dict(loadout.tools),
             ui=ui,
             launch=launch,
@@ -111,6 +115,12 @@ class Conversation:
 
     # --- equipment ------------------------------------------------------------------------------
 
+    def _system(self, start_context: str | None) -> str:
+        """The system prompt for the current loadout, from ``start_context`` (a compaction summary) if any."""
+        if self.prompt is not None:
+            return self.prompt(self.loadout, start_context)
+        return self.loadout.system(start_context)
+
     def _permissions(self) -> PermissionCheck:
         check = self.loadout.permission_check()
         return self.wrap_permissions(check) if self.wrap_permissions is not None else check
@@ -118,14 +128,14 @@ class Conversation:
     def use_loadout(self, loadout: Loadout) -> None:
         """Equip the agent anew (``/clear`` reloads rules, tools and instructions); messages are kept."""
         self.loadout = loadout
-        self.agent.system = loadout.system(self.start_context)
+        self.agent.system = self._system(self.start_context)
         self.agent.tools = dict(loadout.tools)
         self.agent.permissions = self._permissions()
 
     def set_start_context(self, start_context: str | None) -> None:
         """Start from a compaction summary (which replaces the project instructions), or from none."""
         self.start_context = start_context
-        self.agent.system = self.loadout.system(start_context)
+        self.agent.system = self._system(start_context)
 
     def clear(self) -> None:
         """An empty conversation; the session keeps its name."""

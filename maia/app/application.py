@@ -239,11 +239,11 @@ class Application:
             max_iterations=options.max_iterations or self.settings.max_iterations,
             wrap_permissions=self._wrap_permissions,
             tool_context=self._tool_context,
+            prompt=options.system_prompt,
         )
         self._conversation.agent.remember = self.remember
         self._conversation.agent.on_tool_start = self._tool_starting
         self._conversation.agent.on_request = self._request_sent
-        self._apply_prompt()
         if loadout.rules.broken and options.origin != "chat":
             # nobody can answer the questions that would make up for the rules that cannot be read
             from maia.core.errors import ConfigError
@@ -498,11 +498,6 @@ class Application:
         parsed = parse_rules({"allow": allow, "deny": deny}, where="--allow").ruleset
         return merge([parsed, self.options.extra_rules]) if self.options.extra_rules is not None else parsed
 
-    def _apply_prompt(self) -> None:
-        conversation = self.conversation
-        if self.options.system_prompt is not None:
-            conversation.agent.system = self.options.system_prompt(conversation.loadout, conversation.start_context)
-
     async def reload(self) -> StartReport:
         """Re-read settings.json (its rules, the proxy's address and key…), instructions, custom tools,
         skills and agents (``/clear``); long-lived sources (MCP servers) stay connected."""
@@ -518,7 +513,6 @@ class Application:
             report.warnings.extend(result.warnings)
         loadout = self._assemble()
         self.conversation.use_loadout(loadout)
-        self._apply_prompt()
         report.infos.extend(loadout.infos)
         report.warnings.extend(loadout.warnings)
         report.notices.extend(loadout.notices)
@@ -880,7 +874,6 @@ class Application:
         if self.sessions.store is None and self.store is not None and self.store.find(saved.name) is not None:
             self.store.require_own(saved)  # not saving (--no-save): the manager reads nothing, judged here
         fresh = self.conversation.load(saved)
-        self._apply_prompt()
         return fresh
 
     def load_copy(self, saved: SavedSession) -> str:
@@ -892,7 +885,6 @@ class Application:
         saved.id = uuid.uuid4().hex
         saved.cleared = False
         self.conversation.load_unlocked(saved)
-        self._apply_prompt()
         return saved.name
 
     def clear(self) -> str | None:

@@ -258,9 +258,11 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
     definition = spec.definition
     equipment = Equipment(definition, never=frozenset({"Agent"}))  # no nesting
 
-    def prompt(loadout: Loadout, _start_context: str | None) -> str:
+    def prompt(loadout: Loadout, start_context: str | None) -> str:
         skills = equipment.prompt_skills(loadout)
-        return build_subagent_prompt(definition, spec.launch, context=loadout.context_file, skills=skills)
+        return build_subagent_prompt(
+            definition, spec.launch, context=loadout.context_file, skills=skills, start_context=start_context
+        )
 
     options = AppOptions(
         launch=spec.launch,

@@ -41,8 +41,10 @@ def build_subagent_prompt(
     *,
     context: ContextFile | None = None,
     skills: Sequence[tuple[str, str]] = (),
+    start_context: str | None = None,
 ) -> str:
-    """Identity, autonomy, folder, effort, the definition's sections, the final-answer rule, the project."""
+    """Identity, autonomy, folder, effort, the definition's sections, the final-answer rule, the project (or,
+    after a compaction, the summary ``start_context`` in its place)."""
     parts = [
         f'You are "{definition.name}", a sub-agent of MAIA, a coding assistant. Your speciality: '
         f"{definition.description}",
@@ -58,7 +60,8 @@ def build_subagent_prompt(
         "Your final answer (your last message, without any tool call) must follow the Output section and "
         "stand on its own: it is the only thing the main agent receives."
     )
-    return join_prompt([*parts, *definition_sections(definition, final, context=context, skills=skills)])
+    sections = definition_sections(definition, final, context=context, skills=skills, start_context=start_context)
+    return join_prompt([*parts, *sections])
 
 
 def definition_sections(
@@ -67,9 +70,11 @@ def definition_sections(
     *,
     context: ContextFile | None = None,
     skills: Sequence[tuple[str, str]] = (),
+    start_context: str | None = None,
 ) -> list[str]:
     """An AGENT.md's sections as prompt parts (Instructions system, Missions, Constraints and their rule,
-    Output), the final-answer rule, then the project instructions and the skills."""
+    Output), the final-answer rule, then the project instructions (or, after a compaction, the summary of the
+    conversation so far, which replaces them as in the main agent's prompt, §14.1) and the skills."""
     parts = [
         "# Instructions system\n\n" + definition.instructions,
         "# Missions\n\n" + definition.missions,
@@ -78,7 +83,9 @@ def definition_sections(
         parts.append("# Constraints\n\n" + definition.constraints + "\n\n" + CONSTRAINTS_RULE)
     parts.append("# Output\n\n" + definition.output)
     parts.append(final_rule)
-    if context is not None:
+    if start_context:
+        parts.append("# Starting context: compacted summary of the previous conversation\n\n" + start_context.strip())
+    elif context is not None:
         parts.append(f"# Project instructions ({context.path})\n\n" + context.text.strip())
     if skills:
         lines = "\n".join(f"- {name}: {description}" for name, description in skills)

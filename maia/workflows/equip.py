@@ -48,7 +48,7 @@ async def open_parent(
     definition = orchestrator.definition
     equipment = Equipment(definition, always=ALWAYS_KEPT)
 
-    def prompt(loadout: Loadout, _start_context: str | None) -> str:
+    def prompt(loadout: Loadout, start_context: str | None) -> str:
         return build_orchestrator_prompt(
             definition,
             orchestrator.layout.launch,
@@ -56,6 +56,7 @@ async def open_parent(
             context=loadout.context_file,
             skills=equipment.prompt_skills(loadout),
             sections=loadout.prompt_sections,
+            start_context=start_context,  # after a compaction: the summary of the work so far
         )
 
     options = AppOptions(

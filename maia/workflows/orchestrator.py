@@ -200,6 +200,7 @@ def build_orchestrator_prompt(
     context: ContextFile | None = None,
     skills: Sequence[tuple[str, str]] = (),
     sections: Sequence[str] = (),
+    start_context: str | None = None,
 ) -> str:
     """The parent's system prompt: orchestrator role, parallel or sequence, interventions through the tool
     and never in text, its sections, the final result following Output. English: for the model."""
@@ -224,4 +225,5 @@ def build_orchestrator_prompt(
         "Your final answer (your last message, without any tool call) is the workflow's result: it must "
         "follow the Output section and stand on its own."
     )
-    return join_prompt([*parts, *definition_sections(definition, final, context=context, skills=skills), *sections])
+    own = definition_sections(definition, final, context=context, skills=skills, start_context=start_context)
+    return join_prompt([*parts, *own, *sections])
