@@ -381,17 +381,32 @@ async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> Non
 def warm_up() -> None:
     """Load what every run needs before its first request, so that a spare child waits with it loaded.
 
-    A child started for a call would load the same modules a moment later (the application, the HTTP
-    client's transport and its asyncio layer); a spare (see ``launcher``) loads them before its task comes.
+    A child started for a call would load the same modules a moment later (the application, the built-in
+    tools it equips, the HTTP client's transport and its asyncio layer); a spare (see ``launcher``) loads
+    them before its task comes. Code only: nothing read here depends on the task, the settings or the folder.
     """
+    import concurrent.futures.thread  # noqa: F401  (asyncio's executor: a host name's lookup, to_thread)
+    import encodings.utf_8_sig  # noqa: F401  (the codec the settings are read with)
+    import importlib
+
     import maia.app.application
     import maia.app.equipment
     import maia.app.retry
+    import maia.app.waits
+    import maia.core.trust
+    import maia.mcp.config
     import maia.subagents.prompt  # noqa: F401
+    from maia.core.registry import BUILTIN, tool_class
 
+    for name in BUILTIN.keys() - {"Agent", "RequestIntervention"}:  # a child has neither (no nesting)
+        with contextlib.suppress(Exception):  # (the run says what is wrong with a tool that cannot load)
+            tool_class(name)
     with contextlib.suppress(ImportError):  # httpx's own, loaded at its first connection
         import anyio  # noqa: F401
         import httpcore  # noqa: F401
+
+        # anyio loads its modules when first used: those of a first connection on asyncio, now
+        importlib.import_module("anyio._backends._asyncio")
 
 
 async def serve(channel: Channel) -> int:

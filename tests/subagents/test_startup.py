@@ -109,3 +109,37 @@ async def test_the_sandbox_is_worked_out_before_the_first_command(
     finally:
         await app.aclose()
     assert seen == [policy_from_settings(settings, project)]
+
+
+async def test_a_spare_has_loaded_everything_its_first_request_needs_before_its_task_comes(
+    script: ScriptedLiteLLM, make_agent: Callable[..., Path], home: Path, project: Path, tmp_path: Path
+) -> None:
+    """What a spare loads while it waits (``warm_up``) is all its run loads up to its first request: the call
+    that takes it waits for no module (each was ~25 ms of a spare call: the built-in tools, anyio's asyncio
+    layer, which anyio loads at the first connection)."""
+    from maia.subagents.spares import spare_ready, start_spare
+
+    make_agent("rev", base=home / "agents")
+    script.add("rev", text_stream("All good."))
+    out = tmp_path / "modules.json"
+    code = (
+        PROBE + "import maia.frontends.subagent as child\n"
+        "warm_up = child.warm_up\n"
+        "def warm():\n"
+        "    warm_up()\n"
+        "    with open(OUT + '.ready', 'w') as out:\n"
+        "        json.dump(sorted(sys.modules), out)\n"
+        "child.warm_up = warm\n"
+        "sys.exit(child.main())\n"
+    )
+    command = [sys.executable, "-I", "-c", code, str(out)]
+    await start_spare(project, command=command)
+    assert await spare_ready()
+    ready = set(json.loads(Path(f"{out}.ready").read_text()))
+    result = await launch_subagent(
+        spec_for(definition(home, project, "rev"), "check a.py", project, home), command=command
+    )
+    assert result.ok, (result.error, result.stderr_tail)
+    loaded = set(json.loads(out.read_text()))
+    assert "httpx" in loaded and "maia.tools.read" in ready  # the probe saw the real request, after the warm-up
+    assert sorted(loaded - ready) == []
