@@ -145,7 +145,7 @@ def _brace_tree(pattern: str) -> _Seq | None:
     return root
 
 
-def _expand_braces(pattern: str) -> list[str]:
+def expand_braces(pattern: str) -> list[str]:
     """``a{b,c}d`` → ``abd``, ``acd`` (nested, escapes and classes kept); unbalanced braces stay literal,
     and so do all braces of a pattern with more than ``MAX_ALTERNATIVES`` alternatives or nested deeper
     than ``MAX_NESTING``."""
@@ -236,7 +236,7 @@ class PathGlob:
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        self._alternatives = tuple(_tokens(p) for p in _expand_braces(pattern))
+        self._alternatives = tuple(_tokens(p) for p in expand_braces(pattern))
         self._cache: dict[tuple[frozenset[_State], str], frozenset[_State]] = {}
         self._start = self._closure({(a, 0, False) for a in range(len(self._alternatives))})
         # the literal start every match shares, and whether the pattern is just `literal` or
@@ -461,7 +461,7 @@ def glob_problem(pattern: str) -> str | None:
         return _("its {{…}} groups nest more than {depth} deep").format(depth=MAX_NESTING)
     if _count(tree) > MAX_ALTERNATIVES:
         return _("it has more than {count} {{…}} alternatives").format(count=MAX_ALTERNATIVES)
-    for alternative in _expand_braces(pattern):
+    for alternative in expand_braces(pattern):
         for token in _tokens(alternative):
             if token.kind != _CLASS:
                 continue

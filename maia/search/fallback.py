@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from maia.core.globs import PathGlob
+from maia.core.globs import PathGlob, expand_braces
 from maia.search import BINARY_SNIFF_BYTES, COMPILED_PYTHON, MAX_FILE_BYTES, FileHit, GrepQuery
 from maia.search.ignore import compile_ignore, walk
 from maia.search.regex import compile_python, required_literal, to_python
@@ -130,11 +130,12 @@ def _search_text(
 
 
 def glob_filter(glob: str) -> Callable[[str], bool]:
-    """Grep's ``glob``, as ripgrep reads its ``--glob``: gitignore syntax (no slash = any folder). A file is
-    kept when its own path matches (``docs`` keeps files named docs, ``docs/**`` what is in docs); with ``!``,
-    a file is left out when it or one of its folders matches (``!docs`` leaves the docs folder out)."""
+    """Grep's ``glob``, as ripgrep reads its ``--glob``: gitignore syntax (no slash = any folder) and
+    ``{a,b}`` alternatives. A file is kept when its own path matches (``docs`` keeps files named docs,
+    ``docs/**`` what is in docs); with ``!``, a file is left out when it or one of its folders matches
+    (``!docs`` leaves the docs folder out)."""
     negated = glob.startswith("!")
-    compiled = compile_ignore([glob.lstrip("!")])
+    compiled = compile_ignore(expand_braces(glob.lstrip("!")))
     if compiled is None:
         return lambda rel: True
 
@@ -146,8 +147,6 @@ def glob_filter(glob: str) -> Callable[[str], bool]:
 
     if negated:
         return lambda rel: not in_matching(rel)
-    if glob.rstrip("/").endswith("/**"):
-        return in_matching  # "dir/**": what is inside dir (the pattern, compiled for a walk, names the folder)
     # not its folders: ripgrep's name pre-filter (see rg.name_filter) could not keep a file for them
     return lambda rel: compiled.decide(rel) is True
 

@@ -60,6 +60,13 @@ def compile_ignore(lines: list[str], base: str = "", prefix: str = "") -> Ignore
             continue
         if regex is None or include is None:
             continue
+        # pathspec writes its regexes for re.match (from the start); here the whole path must match
+        if regex == ".":  # "*", "**", "**/*", "/**": everything
+            regex = ".+"
+        elif regex == "(?P<ps_d>/)":  # "*/", "**/": every folder
+            regex = ".+/"
+        elif regex.endswith("/"):  # "a/**": everything in a
+            regex += ".+"
         regex = regex.replace("(?P<ps_d>/)", "(?:/)")
         if groups and groups[-1][1] == include:
             groups[-1][0].append(regex)

@@ -50,6 +50,11 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "names/a-b.txt": "needle a-b\n",
         "names/a/b.txt": "needle a/b\n",
         "names/A.txt": "needle A\n",
+        ".venv/.gitignore": "*\n",  # as python -m venv (3.13 on) and uv write it: everything in it is ignored
+        ".venv/lib/site.py": "needle in a virtual environment\n",
+        "kept/.gitignore": "sub/**\n!sub/back.txt\n",  # the folder's content, not the folder: re-included
+        "kept/sub/back.txt": "needle back\n",
+        "kept/sub/gone.txt": "needle gone\n",
     }
     for rel, text in files.items():
         path = root / rel
@@ -83,6 +88,13 @@ QUERIES = [
     ("needle", {"glob": "!names/*"}),
     ("needle", {"glob": "d*"}),
     ("needle", {"glob": "docs/**"}),
+    ("needle", {"glob": "*"}),
+    ("needle", {"glob": "**"}),
+    ("needle", {"glob": "**/*"}),
+    ("needle", {"glob": "*.{py,md}"}),
+    ("needle", {"glob": "{pkg,docs}/**"}),
+    ("needle", {"glob": "!*.{py,md}"}),
+    ("needle", {"glob": "**/*.{txt,tmp}"}),
     ("needle", {"glob": "*/deep/*"}),
     ("x+ needle", {}),
     ("nothing-matches-this", {}),
@@ -117,6 +129,7 @@ async def test_expected_files_are_found_and_skipped(tree: Path) -> None:
         "docs/a.md",
         "docs/deep/c.tmp",
         "keep.log",
+        "kept/sub/back.txt",  # re-included: "sub/**" leaves out what is in sub, not sub itself
         "long/line.txt",
         "main.py",
         "names/A.txt",
