@@ -10,10 +10,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from maia.core.globs import PathGlob, expand_braces
+from maia.core.globs import PathGlob, expand_braces, glob_problem
+from maia.i18n import _
 from maia.search import BINARY_SNIFF_BYTES, COMPILED_PYTHON, MAX_FILE_BYTES, FileHit, GrepQuery
 from maia.search.ignore import compile_ignore, walk
-from maia.search.regex import compile_python, required_literal, to_python
+from maia.search.regex import PatternError, compile_python, required_literal, to_python
 
 
 def _matching_lines(
@@ -133,8 +134,11 @@ def glob_filter(glob: str) -> Callable[[str], bool]:
     """Grep's ``glob``, as ripgrep reads its ``--glob``: gitignore syntax (no slash = any folder) and
     ``{a,b}`` alternatives. A file is kept when its own path matches (``docs`` keeps files named docs,
     ``docs/**`` what is in docs); with ``!``, a file is left out when it or one of its folders matches
-    (``!docs`` leaves the docs folder out)."""
+    (``!docs`` leaves the docs folder out). :class:`PatternError` for one that cannot be meant (``[z-a]``)."""
     negated = glob.startswith("!")
+    problem = glob_problem(glob.lstrip("!"))
+    if problem is not None:  # (ripgrep refuses it too: both engines say so, the same way)
+        raise PatternError(_("Invalid glob {glob!r}: {problem}.").format(glob=glob, problem=problem))
     compiled = compile_ignore(expand_braces(glob.lstrip("!")))
     if compiled is None:
         return lambda rel: True

@@ -68,6 +68,10 @@ def compile_ignore(lines: list[str], base: str = "", prefix: str = "") -> Ignore
         elif regex.endswith("/"):  # "a/**": everything in a
             regex += ".+"
         regex = regex.replace("(?P<ps_d>/)", "(?:/)")
+        try:
+            re.compile(regex)
+        except re.error:  # a range such as [z-a]: skipped too, as ripgrep skips it
+            continue
         if groups and groups[-1][1] == include:
             groups[-1][0].append(regex)
         else:

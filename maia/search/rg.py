@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import operator
 import os
+import re
 import signal
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from maia.core.globs import expand_braces
 from maia.process import guardian
 from maia.process.shell import kill_group
 from maia.search import COMPILED_PYTHON, MAX_LINE_CHARS, FileHit, GrepQuery, path_order
@@ -177,6 +179,9 @@ async def _head(reader: asyncio.StreamReader, limit: int) -> bytes:
 SKIP_COMPILED = [f"--type-add=maiacompiled:*{suffix}" for suffix in COMPILED_PYTHON] + ["--type-not=maiacompiled"]
 
 
+_LONE_BRACE = re.compile(r"(?<!\\)([{}])")  # a brace left after expansion is literal: escaped for ripgrep
+
+
 def name_filter(glob: str | None) -> list[str]:
     """A file-name pre-filter as a ripgrep *type*: unlike ``--glob``, a type never re-includes ignored files.
 
@@ -185,10 +190,14 @@ def name_filter(glob: str | None) -> list[str]:
     if not glob:
         return []
     negated = glob.startswith("!")
-    last = glob.lstrip("!").rstrip("/").rsplit("/", 1)[-1]
-    if not last or last == "**" or (negated and "/" in glob.lstrip("!")):
-        return []
-    return [f"--type-add=maiafilter:{last}", "--type-not=maiafilter" if negated else "--type=maiafilter"]
+    names: list[str] = []
+    for alternative in expand_braces(glob.lstrip("!")):  # {a,b} as MAIA reads it (ripgrep has no empty one)
+        last = alternative.rstrip("/").rsplit("/", 1)[-1]
+        if not last or last == "**" or (negated and "/" in alternative):
+            return []  # any name may match: no pre-filter
+        names.append(_LONE_BRACE.sub(r"\\\1", last))  # a brace left is literal
+    types = [f"--type-add=maiafilter:{name}" for name in dict.fromkeys(names)]
+    return [*types, "--type-not=maiafilter" if negated else "--type=maiafilter"]
 
 
 def grep_args(query: GrepQuery, *, sort: bool = False, limited: bool = False) -> list[str]:

@@ -37,10 +37,11 @@ class GrepTool(BuiltinTool):
     description = (
         "Search file contents with a regular expression (JavaScript syntax). output_mode: files_with_matches "
         "(default: the files that match), content (matching lines, path:line:text; -A/-B/-C add context "
-        "lines, -n line numbers), count (matches per file). -i ignores case; glob filters files as ripgrep's "
-        "--glob does (e.g. *.py, src/**; a leading ! leaves matches out); head_limit caps the output (default "
-        "250, 0 = no limit). .git, node_modules, ignored and binary files (compiled .pyc/.pyo too) and files "
-        "over 2 MB are skipped; lines are cut at 500 characters."
+        "lines, -n line numbers), count (matches per file). -i ignores case; glob filters files by their path "
+        "under the searched folder, in ripgrep's --glob syntax (e.g. *.py, *.{ts,tsx}, src/**; a leading ! "
+        "leaves matches out); head_limit caps the output (default 250, 0 = no limit). .git, node_modules, "
+        "ignored and binary files (compiled .pyc/.pyo too) and files over 2 MB are skipped; lines are cut at "
+        "500 characters."
     )
     schema = {
         "type": "object",

@@ -95,6 +95,9 @@ QUERIES = [
     ("needle", {"glob": "{pkg,docs}/**"}),
     ("needle", {"glob": "!*.{py,md}"}),
     ("needle", {"glob": "**/*.{txt,tmp}"}),
+    ("needle", {"glob": "names/a{-b,}.txt"}),
+    ("needle", {"glob": "*{a.txt"}),  # an unbalanced brace is literal
+    ("needle", {"glob": "!{names,docs"}),
     ("needle", {"glob": "*/deep/*"}),
     ("x+ needle", {}),
     ("nothing-matches-this", {}),
@@ -199,6 +202,12 @@ async def test_single_file_and_subfolder(tree: Path, engine: str | None) -> None
 async def test_invalid_pattern_is_a_clear_error(tree: Path, engine: str | None) -> None:
     with pytest.raises(PatternError, match="Invalid regular expression '\\(unclosed'"):
         await grep_hits(GrepQuery("(unclosed", tree), engine=engine)
+
+
+@pytest.mark.parametrize("engine", [None, "python"])
+async def test_a_glob_that_cannot_be_meant_is_a_clear_error(tree: Path, engine: str | None) -> None:
+    with pytest.raises(PatternError, match=r"Invalid glob '!\[z-a\]\*': the range z-a .* reversed .*\(write a-z\)"):
+        await grep_hits(GrepQuery("needle", tree, glob="![z-a]*"), engine=engine)
 
 
 @pytest.mark.parametrize(
