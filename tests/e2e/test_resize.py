@@ -64,6 +64,7 @@ def serve(server: HTTPServer, pieces: list[str]) -> None:
 
 def check_once(text: str, marks: list[str]) -> None:
     """Each mark once in the terminal, and no row holding two lines of the answer (rows joined or shifted)."""
+    print(text)  # whole in the report of a failure (an assertion's message is cut short)
     counts = {mark: text.count(mark) for mark in marks}
     assert all(count == 1 for count in counts.values()), ({m: c for m, c in counts.items() if c != 1}, text)
     words = re.findall(r"\bp\d\dw\d\d\b|\bend\d\d\.", text)
