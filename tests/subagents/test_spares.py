@@ -734,3 +734,53 @@ async def test_the_spares_last_asked_for_win_over_a_launch_still_starting(
     assert len(kept) == 1 and dict(kept[0].launch.environment)["MAIA_SPARE_TEST"] == "b"
     assert len(spawned) == 3 and pool().spare is not None and pool().spare.process is spawned[0]  # b came first
     assert [await asyncio.wait_for(child.wait(), 30) for child in spawned[1:]] == [-signal.SIGKILL] * 2
+
+
+@contextlib.asynccontextmanager
+async def headless(home: Path, project: Path, prompt: str, allow: tuple[str, ...]) -> AsyncIterator[Application]:
+    """A ``maia ask``-like application where nobody answers questions (``ask`` rules refuse), as ask opens it."""
+    from maia.app.application import AppOptions
+    from maia.core.settings import load_settings
+    from maia.frontends.ask import headless_permissions
+    from tests.agent.helpers import RecordingUI
+
+    class NobodyAnswers(RecordingUI):
+        interactive = False
+
+    options = AppOptions(
+        launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
+        origin="ask", allow=allow, wrap_permissions=lambda check: headless_permissions(check, False),
+    )  # fmt: skip
+    app = await Application.open(options, NobodyAnswers())  # type: ignore[arg-type]
+
+    async def never(_wait: object) -> bool:
+        return False
+
+    try:
+        await app.send(prompt, on_wait=never)
+        yield app
+    finally:
+        await app.aclose()
+
+
+async def test_where_nobody_can_answer_no_child_starts_for_agent_calls_that_would_be_refused(
+    script: ScriptedLiteLLM,
+    make_agent: Callable[..., Path],
+    home: Path,
+    project: Path,
+    spawned: list[asyncio.subprocess.Process],
+) -> None:
+    """``maia ask`` without a rule allowing the Agent tool refuses every Agent call (it asks by default, and
+    nobody answers): the model takes its time, and no child loads for nothing. A rule allowing one agent is
+    enough for the child to start."""
+    make_agent("rev")
+    make_agent("doc")
+    for allow, children in (((), 0), (("Agent(doc)",), 1)):
+        began = time.monotonic()
+        seen: list[bool] = []
+        script.add(
+            "main", thinking_then(text_stream("hello"), lambda began=began: time.monotonic() - began > 0.6, seen)
+        )
+        async with headless(home, project, "hi", allow):
+            assert seen == [True]
+        assert len(spawned) == children, allow
