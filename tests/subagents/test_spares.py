@@ -324,17 +324,20 @@ def test_a_spare_dies_with_its_parent(make_agent: Callable[..., Path], project: 
 
 
 @contextlib.asynccontextmanager
-async def asked(home: Path, project: Path, prompt: str, **options: Any) -> AsyncIterator[Application]:
-    """A ``maia ask``-like application (the Agent tool allowed) that sends ``prompt``; closed on the way out."""
+async def asked(
+    home: Path, project: Path, prompt: str, *, allow: tuple[str, ...] = ("Agent",), ui: Any = None, **options: Any
+) -> AsyncIterator[Application]:
+    """A ``maia ask``-like application (the Agent tool allowed unless ``allow`` says otherwise) that sends
+    ``prompt``; closed on the way out."""
     from maia.app.application import Application, AppOptions
     from maia.core.settings import load_settings
     from tests.agent.helpers import RecordingUI
 
     options = AppOptions(
         launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
-        origin="ask", allow=("Agent",), **options,
+        origin="ask", allow=allow, **options,
     )  # fmt: skip
-    app = await Application.open(options, RecordingUI())  # type: ignore[arg-type]
+    app = await Application.open(options, ui if ui is not None else RecordingUI())
 
     async def never(_wait: object) -> bool:
         return False
@@ -736,33 +739,6 @@ async def test_the_spares_last_asked_for_win_over_a_launch_still_starting(
     assert [await asyncio.wait_for(child.wait(), 30) for child in spawned[1:]] == [-signal.SIGKILL] * 2
 
 
-@contextlib.asynccontextmanager
-async def headless(home: Path, project: Path, prompt: str, allow: tuple[str, ...]) -> AsyncIterator[Application]:
-    """A ``maia ask``-like application where nobody answers questions (``ask`` rules refuse), as ask opens it."""
-    from maia.app.application import AppOptions
-    from maia.core.settings import load_settings
-    from maia.frontends.ask import headless_permissions
-    from tests.agent.helpers import RecordingUI
-
-    class NobodyAnswers(RecordingUI):
-        interactive = False
-
-    options = AppOptions(
-        launch=project, home=home, settings=load_settings(home), model="scripted-openai", save=False,
-        origin="ask", allow=allow, wrap_permissions=lambda check: headless_permissions(check, False),
-    )  # fmt: skip
-    app = await Application.open(options, NobodyAnswers())  # type: ignore[arg-type]
-
-    async def never(_wait: object) -> bool:
-        return False
-
-    try:
-        await app.send(prompt, on_wait=never)
-        yield app
-    finally:
-        await app.aclose()
-
-
 async def test_where_nobody_can_answer_no_child_starts_for_agent_calls_that_would_be_refused(
     script: ScriptedLiteLLM,
     make_agent: Callable[..., Path],
@@ -773,6 +749,12 @@ async def test_where_nobody_can_answer_no_child_starts_for_agent_calls_that_woul
     """``maia ask`` without a rule allowing the Agent tool refuses every Agent call (it asks by default, and
     nobody answers): the model takes its time, and no child loads for nothing. A rule allowing one agent is
     enough for the child to start."""
+    from maia.frontends.ask import headless_permissions
+    from tests.agent.helpers import RecordingUI
+
+    class NobodyAnswers(RecordingUI):
+        interactive = False
+
     make_agent("rev")
     make_agent("doc")
     for allow, children in (((), 0), (("Agent(doc)",), 1)):
@@ -781,6 +763,7 @@ async def test_where_nobody_can_answer_no_child_starts_for_agent_calls_that_woul
         script.add(
             "main", thinking_then(text_stream("hello"), lambda began=began: time.monotonic() - began > 0.6, seen)
         )
-        async with headless(home, project, "hi", allow):
+        headless = {"ui": NobodyAnswers(), "wrap_permissions": lambda check: headless_permissions(check, False)}
+        async with asked(home, project, "hi", allow=allow, **headless):  # as maia ask opens it
             assert seen == [True]
         assert len(spawned) == children, allow
