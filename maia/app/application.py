@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -557,14 +557,14 @@ class Application:
         if self._shutting_down:
             return
         self._warm_tools()
-        if not self._may_run(name, self._denied_outright()):
-            return  # never runs: nothing to start for it
+        if name in self._denied_outright():
+            return  # never runs (deny always wins): nothing to start for it
         self._named[name] = count = self._named.get(name, 0) + 1
         for source in self.sources:
             expect = getattr(source, "expect_call", None)
             if expect is not None:
                 with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
-                    expect(name, count)
+                    expect(name, count, self._may_run)
 
     def _warm_tools(self) -> None:
         """Load what the first tool call of the process loads, in a thread, once."""
@@ -588,30 +588,24 @@ class Application:
         if self._shutting_down:
             return
         self._warm_tools()
-        denied = self._denied_outright()
-        offered = frozenset(name for name in self.agent.tools if self._may_run(name, denied))
+        # a tool a bare deny rule covers is offered, but never runs (deny always wins): nothing to start for it
+        offered = frozenset(self.agent.tools).difference(self._denied_outright())
         for source in self.sources:
             expect = getattr(source, "expect_request", None)
             if expect is not None:
                 with contextlib.suppress(Exception):  # a head start only: the call starts what it needs
-                    expect(offered)
+                    expect(offered, self._may_run)
 
-    def _may_run(self, name: str, denied: set[str]) -> bool:
-        """Whether a call to ``name`` could run, to be worth a head start: not when a bare deny rule covers the
-        tool (``denied``: deny always wins), nor, where nobody can answer a question (``maia ask``), an Agent
-        call the permission check refuses whichever agent it names (the Agent tool asks by default)."""
-        if name in denied:
-            return False
-        if name != "Agent" or getattr(self.ui, "interactive", True) is not False:  # (subagents.tool.AGENT_TOOL)
+    def _may_run(self, name: str, tool_input: Mapping[str, Any]) -> bool:
+        """Whether this call could run, for a source to judge a head start worth it: where nobody can answer a
+        question (``maia ask``), not when the permission check refuses it (a tool that asks by default, as
+        the Agent tool, is refused there unless a rule or ``--yes`` allows it); elsewhere a person may."""
+        if getattr(self.ui, "interactive", True) is not False:
             return True
         from maia.permissions.rules import Verdict
-        from maia.subagents.source import AgentSource
 
         check = self.agent.permissions
-        if check is None:
-            return True
-        agents = [agent for source in self.sources if isinstance(source, AgentSource) for agent in source.agents]
-        return any(check(name, {"agent": agent, "task": ""}).verdict != Verdict.DENY for agent in agents)
+        return check is None or check(name, tool_input).verdict != Verdict.DENY
 
     def _denied_outright(self) -> set[str]:
         """Tools a bare deny rule covers: offered to the model, but no call to them ever runs (deny always wins)."""

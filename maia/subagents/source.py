@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from maia.core.contracts import SourceReport, Tool
 from maia.provider.models import ModelInfo
 from maia.subagents.definitions import AgentDefinition, LoadedAgents, load_agents, loaded_message
 from maia.subagents.tool import AGENT_TOOL, AgentTool, agent_tools, agents_prompt_section
+
+# whether a call (a tool's name, its input) could run: the application's judgement (see expect_call)
+MayRun = Callable[[str, Mapping[str, Any]], bool]
 
 
 class AgentSource:
@@ -70,23 +74,28 @@ class AgentSource:
         """The system prompt's paragraph listing the agents."""
         return agents_prompt_section(self.agents) if self._tools else ""
 
-    def expect_call(self, name: str, count: int = 1) -> None:
+    def expect_call(self, name: str, count: int = 1, may_run: MayRun | None = None) -> None:
         """The model is streaming its ``count``-th call to ``name`` of this answer: for the Agent tool, spare
         children start loading now, while the call's arguments (the task) are still coming, until ``count``
-        are waiting or starting (see ``spares.MAX_SPARES``)."""
+        are waiting or starting (see ``spares.MAX_SPARES``); none when ``may_run`` says no call to any of
+        the agents could run (``maia ask`` without a rule allowing one)."""
+        if name != AGENT_TOOL:
+            return
+        if may_run is not None and not any(may_run(name, {"agent": agent, "task": ""}) for agent in self.agents):
+            return
         for tool in self._tools:
-            if isinstance(tool, AgentTool) and tool.spares and name == AGENT_TOOL:
+            if isinstance(tool, AgentTool) and tool.spares:
                 from maia.subagents.spares import expect_child
 
                 expect_child(self.launch, tool.command, count=count)
 
-    def expect_request(self, offered: Collection[str]) -> None:
+    def expect_request(self, offered: Collection[str], may_run: MayRun | None = None) -> None:
         """The model has been at work on a request offering ``offered`` for a moment: if the Agent tool is
         among them, a spare child starts loading now, unless one is waiting or starting. A model's answer
         takes longer than a child's load (~0.2 s), so the conversation's first call finds it loaded, even
         one whose task comes in one piece; it is the spare a finished run leaves, started earlier."""
         if AGENT_TOOL in offered:
-            self.expect_call(AGENT_TOOL)
+            self.expect_call(AGENT_TOOL, 1, may_run)
 
     async def aclose(self) -> None:
         """The spare child waiting for a next call, if any, is killed (each run's own child ends with it)."""

@@ -413,11 +413,11 @@ def test_the_tools_are_warmed_once_per_application(monkeypatch: pytest.MonkeyPat
     named: list[tuple[str, int]] = []
 
     class Source:
-        def expect_call(self, name: str, count: int) -> None:
+        def expect_call(self, name: str, count: int, may_run: object) -> None:
             named.append((name, count))
 
     class Broken:
-        def expect_call(self, name: str, count: int) -> None:
+        def expect_call(self, name: str, count: int, may_run: object) -> None:
             raise RuntimeError("a source's bug")
 
     monkeypatch.setattr(application.threading, "Thread", Recorder)
@@ -462,11 +462,11 @@ async def test_a_request_still_under_way_a_moment_later_gets_the_head_start(monk
     offered: list[frozenset[str]] = []
 
     class Source:
-        def expect_request(self, tools: frozenset[str]) -> None:
+        def expect_request(self, tools: frozenset[str], may_run: object) -> None:
             offered.append(tools)
 
     class Broken:
-        def expect_request(self, tools: frozenset[str]) -> None:
+        def expect_request(self, tools: frozenset[str], may_run: object) -> None:
             raise RuntimeError("a source's bug")
 
     monkeypatch.setattr(application.threading, "Thread", Recorder)
