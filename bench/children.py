@@ -1,7 +1,9 @@
 """MAIA's child processes up to their first model request, side by side with their references.
 
 - *sub-agent*: from the Agent call (``launch_subagent``, which starts ``python -I -m maia --subagent``
-  by absolute path) to the child's first request reaching a loopback LiteLLM-shaped server, beside a
+  by absolute path) to the child's first request reaching a loopback LiteLLM-shaped server (the parent, this
+  script, makes the child's requests: ``maia.subagents.relay``; its HTTP stack loaded first, as a MAIA
+  parent's is by its own model's answer), beside a
   ``python -I`` that only imports the child's module (``maia.frontends.subagent``); target ≤ 1.5x.
   Twice: a cold start (no spare child: a call whose task arrives all at once), and a call that finds a
   spare child loaded and waiting (started and loaded outside the timed part): the one a previous call
@@ -200,6 +202,11 @@ def main() -> None:
     runs = rounds(args, 9, __doc__)
     _compile_both_sides(other)
     sys.path.insert(0, str(ROOT))
+    # a MAIA parent has had its own model's answer before its Agent call: its HTTP stack is loaded
+    import anyio._backends._asyncio  # noqa: F401
+    import httpcore  # noqa: F401
+
+    import maia.subagents.relay  # noqa: F401
     from maia.subagents.definitions import load_agents
     from maia.subagents.launcher import launch_subagent
     from maia.subagents.protocol import ChildSpec
@@ -294,8 +301,9 @@ def main() -> None:
             "spare": functools.partial(child_call, spare=True),
             "import": functools.partial(imports, code="import maia.frontends.subagent"),
             # no interpreter teardown (os._exit): the child is measured up to its first request, not its end
-            "loaded": functools.partial(
-                imports, code="import os, maia.frontends.subagent as s; s.warm_up(); os._exit(0)"
+            "loaded": functools.partial(  # as the child loads it: no collection meanwhile (maia.__main__)
+                imports,
+                code="import gc; gc.disable(); import os, maia.frontends.subagent as s; s.warm_up(); os._exit(0)",
             ),
             "detached": detached,
             "ask": ask_first_call,

@@ -11,6 +11,11 @@ def run() -> None:
     """Run the ``maia`` command (or a sub-agent's process); a Ctrl+C while it loads exits with 130."""
     try:
         if sys.argv[1:] == ["--subagent"]:  # hidden: only MAIA starts it (maia.subagents.launcher), never Click
+            import gc
+
+            # loading makes objects that live as long as the process: no collection scans them meanwhile, and
+            # none afterwards (the child freezes them once loaded: maia.frontends.subagent.serve)
+            gc.disable()
             from maia.frontends.subagent import main as subagent_main
 
             sys.exit(subagent_main())

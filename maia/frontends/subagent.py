@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -26,7 +27,10 @@ from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 
 if TYPE_CHECKING:
+    from httpx import AsyncBaseTransport
+
     from maia.app.retry import RetryPolicy
+    from maia.subagents.relay import ParentRelay
 
 T = TypeVar("T")
 
@@ -242,7 +246,9 @@ class ChildSession:
         return list(current) if len(current) >= len(self.latest) else list(self.latest)
 
 
-async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
+async def build_child_session(
+    spec: ChildSpec, ui: ChildUI, transport: AsyncBaseTransport | None = None
+) -> ChildSession:
     """The sub-agent's conversation, opened by the application layer (the one place the child builds it).
 
     Built-in tools, custom tools, skills and permission rules are reloaded from disk, then the
@@ -281,6 +287,7 @@ async def build_child_session(spec: ChildSpec, ui: ChildUI) -> ChildSession:
         omit_context=definition.omit_md,
         system_prompt=prompt,
         sandbox_at_first_use=True,  # a task that runs no command never needs the policy (start-up cost)
+        model_transport=transport,
     )
     app = await Application.open(options, ui)
     agent = app.agent
@@ -313,7 +320,7 @@ def count_tool_calls(messages: list[Message]) -> int:
     return sum(1 for m in messages for b in m.content if isinstance(b, ToolUseBlock))
 
 
-async def _work(spec: ChildSpec, ui: ChildUI) -> int:
+async def _work(spec: ChildSpec, ui: ChildUI, relay: ParentRelay | None = None) -> int:
     child: ChildSession | None = None
 
     def finish(ok: bool, summary: str = "", error: str | None = None) -> None:
@@ -330,7 +337,7 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
         )
 
     try:
-        child = await build_child_session(spec, ui)
+        child = await build_child_session(spec, ui, relay.transport() if relay is not None else None)
         for warning in child.warnings:
             ui.log("warn", warning)
         summary = await run_child_turn(child, spec.task, ui)
@@ -355,16 +362,21 @@ async def _work(spec: ChildSpec, ui: ChildUI) -> int:
                 await child.aclose()
 
 
-async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int]) -> None:
+async def _listen(channel: Channel, ui: ChildUI, work: asyncio.Task[int], relay: ParentRelay | None = None) -> None:
     while True:
         message = await channel.receive()
         if message is None:  # the parent is gone: stop everything
             ui.lost = True
             ui.refuse_all()
+            if relay is not None:
+                relay.lose()
             work.cancel()
             return
         kind = message.get("type")
-        if kind == "confirm-result":
+        if kind in ("http-head", "http-data", "http-end", "http-error"):
+            if relay is not None:
+                relay.dispatch(message)
+        elif kind == "confirm-result":
             reason, always = message.get("reason"), message.get("answer")
             ui.answer(
                 message.get("id"),
@@ -382,12 +394,12 @@ def warm_up() -> None:
     """Load what every run needs before its first request, so that a spare child waits with it loaded.
 
     A child started for a call would load the same modules a moment later (the application, the built-in
-    tools it equips, the HTTP client's transport and its asyncio layer); a spare (see ``launcher``) loads
-    them before its task comes. Code only: nothing read here depends on the task, the settings or the folder.
+    tools it equips); a spare (see ``launcher``) loads them before its task comes. Code only: nothing read
+    here depends on the task, the settings or the folder. Not httpx's transport nor anyio: the parent makes
+    the model requests (``maia.subagents.relay``); a tool that connects loads them when it does.
     """
-    import concurrent.futures.thread  # noqa: F401  (asyncio's executor: a host name's lookup, to_thread)
+    import concurrent.futures.thread  # noqa: F401  (asyncio's executor: to_thread)
     import encodings.utf_8_sig  # noqa: F401  (the codec the settings are read with)
-    import importlib
 
     import maia.app.application
     import maia.app.equipment
@@ -395,18 +407,13 @@ def warm_up() -> None:
     import maia.app.waits
     import maia.core.trust
     import maia.mcp.config
-    import maia.subagents.prompt  # noqa: F401
+    import maia.subagents.prompt
+    import maia.subagents.relay  # noqa: F401
     from maia.core.registry import BUILTIN, tool_class
 
     for name in BUILTIN.keys() - {"Agent", "RequestIntervention"}:  # a child has neither (no nesting)
         with contextlib.suppress(Exception):  # (the run says what is wrong with a tool that cannot load)
             tool_class(name)
-    with contextlib.suppress(ImportError):  # httpx's own, loaded at its first connection
-        import anyio  # noqa: F401
-        import httpcore  # noqa: F401
-
-        # anyio loads its modules when first used: those of a first connection on asyncio, now
-        importlib.import_module("anyio._backends._asyncio")
 
 
 async def serve(channel: Channel) -> int:
@@ -414,6 +421,8 @@ async def serve(channel: Channel) -> int:
     channel.start()
     with contextlib.suppress(Exception):  # a broken install: the run says so in its done message, as ever
         warm_up()
+    gc.freeze()  # the code just loaded (gc off meanwhile: maia.__main__) is never scanned by a collection
+    gc.enable()
     try:
         channel.send(protocol.ready())
     except ChannelClosed:
@@ -434,8 +443,13 @@ async def serve(channel: Channel) -> int:
     except ProtocolError as error:
         ui.send(protocol.done(ok=False, error=str(error)))
         return 2
-    work = asyncio.create_task(_work(spec, ui))
-    listener = asyncio.create_task(_listen(channel, ui, work))
+    relay: ParentRelay | None = None
+    if first.get("relay") is True:  # the parent makes the model requests
+        from maia.subagents.relay import ParentRelay
+
+        relay = ParentRelay(ui.send)
+    work = asyncio.create_task(_work(spec, ui, relay))
+    listener = asyncio.create_task(_listen(channel, ui, work, relay))
     try:
         return await work
     finally:

@@ -300,10 +300,12 @@ class LiteLLMProvider:
         *,
         client: httpx.AsyncClient | None = None,
         env: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._settings = settings
         self._model = model
         self._client = client
+        self._transport = transport
         self._owns_client = client is None
         self._debug_path = debug_log_path(env)
         self._patterns = compile_patterns(settings.rate_limit_patterns)  # validated with the settings
@@ -330,7 +332,11 @@ class LiteLLMProvider:
         return twin
 
     def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
+        if self._client is None and self._transport is not None:
+            # requests made elsewhere (a sub-agent's parent): no proxy from the environment here, the maker has its own
+            timeout = client_timeout(self._settings)
+            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, trust_env=False)
+        elif self._client is None:
             self._client = httpx.AsyncClient(timeout=client_timeout(self._settings), verify=tls_context())
         return self._client
 

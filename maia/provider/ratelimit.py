@@ -3,6 +3,7 @@ error text ("resets at 3pm", "try again in 4h 12m", an ISO time) and the user's 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
@@ -125,19 +126,22 @@ _CLOCK_TEXT = (
 _DURATION_RE = r"(?:\d+(?:\.\d+)?\s*[a-z]+\b(?:\s*(?:,|and)?\s*)?)+"
 
 # Known provider phrasings, most precise first; each names the time in the group ``time``.
-KNOWN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        # Claude's usage limit: "Claude AI usage limit reached|1735689600" (a Unix time)
-        r"limit reached\|(?P<time>\d{9,11})\b",
-        # an ISO time after "reset"/"available"/"until"/"after"
-        rf"(?:resets?|available|until|after|retry)\D{{0,20}}?(?P<time>{_ISO})",
-        # "try again in 4h 12m", "retry in 27.8s", "resets in 3 hours", "retry after 30 seconds", "wait 20s"
-        rf"(?:again|retry|resets?|reset|available|wait)\s+(?:in|after|for)?\s*(?P<time>{_DURATION_RE})",
-        # "resets at 3pm", "reset at 15:00 UTC", "try again at 3:30 pm", "available again at 15:00"
-        rf"(?:resets?|again|available|retry|until)\s+(?:at|after|on)?\s*(?P<time>{_CLOCK_TEXT})(?!\d)",
-    )
+KNOWN_PHRASINGS: tuple[str, ...] = (
+    # Claude's usage limit: "Claude AI usage limit reached|1735689600" (a Unix time)
+    r"limit reached\|(?P<time>\d{9,11})\b",
+    # an ISO time after "reset"/"available"/"until"/"after"
+    rf"(?:resets?|available|until|after|retry)\D{{0,20}}?(?P<time>{_ISO})",
+    # "try again in 4h 12m", "retry in 27.8s", "resets in 3 hours", "retry after 30 seconds", "wait 20s"
+    rf"(?:again|retry|resets?|reset|available|wait)\s+(?:in|after|for)?\s*(?P<time>{_DURATION_RE})",
+    # "resets at 3pm", "reset at 15:00 UTC", "try again at 3:30 pm", "available again at 15:00"
+    rf"(?:resets?|again|available|retry|until)\s+(?:at|after|on)?\s*(?P<time>{_CLOCK_TEXT})(?!\d)",
 )
+
+
+@functools.cache
+def known_patterns() -> tuple[re.Pattern[str], ...]:
+    """The known phrasings, compiled at their first use (a run that meets no limit never needs them)."""
+    return tuple(re.compile(p, re.IGNORECASE) for p in KNOWN_PHRASINGS)
 
 
 def parse_duration_text(text: str) -> float | None:
@@ -203,7 +207,7 @@ def parse_when(text: str, now: datetime | None = None) -> float | None:
 def reset_from_text(text: str, now: datetime | None = None, patterns: Sequence[re.Pattern[str]] = ()) -> float | None:
     """Seconds until the limit resets as the error text tells it (the user's patterns first), or None."""
     now = now or datetime.now(UTC)
-    for regex in (*patterns, *KNOWN_PATTERNS):
+    for regex in (*patterns, *known_patterns()):
         for match in regex.finditer(text):
             found = match.group(TIME_GROUP)
             seconds = parse_when(found, now) if found else None

@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maia.core.contracts import Approval, AskAnswer, Message
 from maia.core.errors import MaiaError
@@ -24,6 +24,9 @@ from maia.process.tree import kill_tree
 from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 from maia.subagents.spares import Launch, child_command, close_stdin, pool
+
+if TYPE_CHECKING:
+    from maia.subagents.relay import RelayServer
 
 MAX_DURATION = 30 * 60.0
 KILL_GRACE = 5.0
@@ -139,6 +142,7 @@ class _Run:
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.questions: set[asyncio.Task[None]] = set()
         self.stderr_task: asyncio.Task[None] | None = None
+        self.relay: RelayServer | None = None  # the child's model requests, made here
 
     @property
     def name(self) -> str:
@@ -207,8 +211,11 @@ class _Run:
 
     async def converse(self) -> None:
         """Send the task, answer questions and relay logs until ``done`` or the end of the child's output."""
+        from maia.subagents.relay import RelayServer
+
         self.stderr_task = asyncio.create_task(self._pump_stderr())
-        await self.send(protocol.start(self.spec))
+        self.relay = RelayServer(self.send)
+        await self.send(protocol.start(self.spec, relay=True))
         stdout = self.process.stdout
         assert stdout is not None
         while True:
@@ -248,6 +255,8 @@ class _Run:
                     self.on_wait(str(reason) if reason else None, str(until) if reason and until else None)
             elif kind == "tool":
                 self._tool(message)
+            elif kind in ("http", "http-cancel") and self.relay is not None:
+                self.relay.handle(message)
             elif kind == "done":
                 self.done = message
                 break
@@ -266,6 +275,8 @@ class _Run:
         for task in list(self.questions):  # an open question is withdrawn: the child refuses it itself
             task.cancel()
         await self.send(protocol.abort())
+        if self.relay is not None:  # its requests are dropped with it
+            await self.relay.aclose()
         stdout = self.process.stdout
         assert stdout is not None
 
@@ -287,6 +298,8 @@ class _Run:
     async def close(self) -> None:
         for task in list(self.questions):
             task.cancel()
+        if self.relay is not None:
+            await self.relay.aclose()
         if self.process.returncode is None:
             kill_tree(self.process.pid)
             await self.process.wait()

@@ -1,12 +1,16 @@
 """The parent ↔ child protocol (§20.2): one JSON object per line over the child's stdin and stdout.
 
-parent → child: ``start {spec}``, ``confirm-result {id, ok}``, ``abort``.
+parent → child: ``start {spec[, relay]}``, ``confirm-result {id, ok}``, ``abort``.
 child → parent: ``ready`` (its modules are loaded: a spare child may now wait long for its ``start``),
 ``started`` (its ``start`` was read: from then on, a failure is reported and the task never made again),
 ``confirm {id, message[, doubt, approval]}``, ``log {level, message}``, ``wait {reason, until}``
 (a rate limit: ``reason`` None when it carries on), ``tool {phase, name, summary[, error]}`` (each tool call the
 child makes, ``phase`` ``call`` or ``result``: a parent that does not know it ignores it, as it ignores every
 unknown kind), ``done {ok, summary, error, messages, toolCalls, model}``.
+
+With ``relay: true`` in its ``start``, the child sends its model requests to the parent, which makes them
+(``http``, ``http-cancel``; answered by ``http-head``, ``http-data``, ``http-end``, ``http-error``: see
+``maia.subagents.relay``).
 
 A ``confirm`` may carry ``approval`` (what the child's own question box would show: the exact command or diff,
 the engine's doubt, the rules "always" would add); the parent then shows the same box as for its own calls and
@@ -106,9 +110,12 @@ def decode(line: bytes) -> dict[str, Any]:
     return data
 
 
-def start(spec: ChildSpec) -> dict[str, Any]:
-    """parent → child: run this."""
-    return {"type": "start", "spec": spec.to_json()}
+def start(spec: ChildSpec, *, relay: bool = False) -> dict[str, Any]:
+    """parent → child: run this; ``relay``: the parent makes the child's model requests (``maia.subagents.relay``)."""
+    message: dict[str, Any] = {"type": "start", "spec": spec.to_json()}
+    if relay:
+        message["relay"] = True
+    return message
 
 
 def confirm_result(request_id: int, ok: bool, reason: str | None = None, answer: str | None = None) -> dict[str, Any]:

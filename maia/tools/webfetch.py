@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import re
 from collections.abc import Mapping
@@ -45,6 +44,8 @@ def html_to_markdown(text: str) -> str:
 
 def page_title(text: str) -> str:
     """The page's ``<title>``, if any."""
+    import html  # (a child that fetches no page never loads it)
+
     match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
     return " ".join(html.unescape(match.group(1)).split()) if match else ""
 

@@ -75,12 +75,29 @@ ALL_CHAT_CAPTURES = sorted(
 )
 
 
+@pytest.mark.parametrize("relayed", [False, True], ids=["direct", "relayed"])
 @pytest.mark.parametrize("stem", ALL_CHAT_CAPTURES)
 async def test_every_capture_served_over_http(
-    stem: str, httpserver: HTTPServer, write_settings: Callable[..., Path], home: Path
+    stem: str, relayed: bool, httpserver: HTTPServer, write_settings: Callable[..., Path], home: Path
 ) -> None:
+    """Each captured answer, read by the provider's own connection and through a sub-agent's parent (the relay)."""
+    from tests.subagents.test_relay import Pipe
+
     meta = _serve_capture(httpserver, stem)
-    provider = LiteLLMProvider(_settings(httpserver.url_for(""), write_settings, home), meta["model"])
+    pipe = Pipe() if relayed else None
+    provider = LiteLLMProvider(
+        _settings(httpserver.url_for(""), write_settings, home),
+        meta["model"],
+        transport=pipe.child.transport() if pipe is not None else None,
+    )
+    try:
+        await _check_capture(provider, meta)
+    finally:
+        if pipe is not None:
+            await pipe.parent.aclose()
+
+
+async def _check_capture(provider: LiteLLMProvider, meta: dict[str, Any]) -> None:
     turn = meta["script_turn"]
     error = turn.get("error", {}).get("kind")
     if error == "rate_limit":

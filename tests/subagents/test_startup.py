@@ -23,25 +23,46 @@ from tests.subagents.test_process import definition, spec_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX child")
 
-# Run before the child's own code: at the first chat request it sends, the modules it has loaded go to a file.
+# Run before the process's own code: at the first model request it sends (on a connection of its own, or to
+# its parent, which makes it: a sub-agent's relay), the modules it has loaded go to a file; any connection
+# it opens itself is written down too.
 PROBE = """
-import json, socket, sys
+import json, os, socket, sys
 OUT = sys.argv[1]
-_send = socket.socket.send
-def send(self, data, *args):
-    if not getattr(send, "done", False) and b"/chat/completions" in bytes(data[:300]):
-        send.done = True
+def dump():
+    if not getattr(dump, "done", False):
+        dump.done = True
         with open(OUT, "w") as out:
             json.dump(sorted(sys.modules), out)
+_write = os.write
+def write(fd, data):
+    if bytes(data[:20]).startswith(b'{"type":"http"'):
+        dump()
+    return _write(fd, data)
+os.write = write
+_send = socket.socket.send
+def send(self, data, *args):
+    if b"/chat/completions" in bytes(data[:300]):
+        dump()
     return _send(self, data, *args)
 socket.socket.send = send
+_connect = socket.socket.connect
+def connect(self, address):
+    with open(OUT + ".connections", "a") as out:
+        out.write(repr(address) + "\\n")
+    return _connect(self, address)
+socket.socket.connect = connect
 """
 
-# What a task's first request never needs in a sub-agent's process: the sandbox policy (until a command),
+# What a task's first request never needs in a sub-agent's process: httpx's transport and anyio (its parent
+# makes its model requests: maia.subagents.relay), the sandbox policy (until a command),
 # the MCP layer (no mcp.json), the sub-agent layer (no nesting), the permission and search engines (until a
 # tool is called), the tokenizer, jsonschema and yaml (the child reads no AGENT.md: its definition travels in
 # the start message; the user's agents here, as a project's would be read by the folder's trust check).
 NOT_BEFORE_THE_FIRST_REQUEST = [
+    "httpcore",
+    "h11",
+    "anyio",
     "maia.process.sandbox.policy",
     "maia.mcp.source",
     "maia.mcp.client",
@@ -74,6 +95,8 @@ async def test_a_child_loads_only_what_its_first_request_needs(
     loaded = json.loads(out.read_text())
     assert "maia.app.application" in loaded and "httpx" in loaded  # the probe saw the real request
     assert [name for name in NOT_BEFORE_THE_FIRST_REQUEST if name in loaded] == []
+    assert script.seen("rev") == 1  # the parent made it
+    assert not Path(f"{out}.connections").exists()  # the child connected to nothing itself
 
 
 async def test_the_sandbox_is_worked_out_before_the_first_command(
