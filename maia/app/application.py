@@ -50,12 +50,11 @@ from maia.sessions.codec import Origin, SavedSession
 from maia.sessions.store import SessionManager, SessionStore, ensure_project_folders
 
 if TYPE_CHECKING:
-    from httpx import AsyncBaseTransport
-
     from maia.inputs.commands import Expanded
     from maia.inputs.prepare import Allowed, PreparedRequest
     from maia.permissions.rules import RuleSet
     from maia.process.sandbox.policy import SandboxPolicy
+    from maia.provider.litellm import Poster
     from maia.subagents.definitions import LoadedAgents
 
 SOURCE_CLOSE_TIMEOUT = 3.0
@@ -80,12 +79,12 @@ class PromptBlocked(MaiaError):
     """A UserPromptSubmit hook refused the prompt (its reason is the message)."""
 
 
-def get_provider(settings: Settings, model: str, transport: AsyncBaseTransport | None = None) -> LLMProvider:
-    """The provider for a model name (``litellm:NAME`` already resolved to ``NAME``); ``transport``: what
-    makes its HTTP requests, when not its own connections (a sub-agent's parent)."""
+def get_provider(settings: Settings, model: str, poster: Poster | None = None) -> LLMProvider:
+    """The provider for a model name (``litellm:NAME`` already resolved to ``NAME``); ``poster``: what makes
+    its requests, when not its own connections (a sub-agent's parent)."""
     from maia.provider.litellm import LiteLLMProvider
 
-    return LiteLLMProvider(settings, model, transport=transport)
+    return LiteLLMProvider(settings, model, poster=poster)
 
 
 @dataclass(slots=True)
@@ -120,8 +119,8 @@ class AppOptions:
     # a sub-agent: the sandbox policy is worked out when a command, a hook or a permission check first needs
     # it, not before the first request (its start notices go to the report, which this front end never shows)
     sandbox_at_first_use: bool = False
-    # a sub-agent whose parent makes its model requests (its HTTP client's transport); None: its own connections
-    model_transport: AsyncBaseTransport | None = None
+    # a sub-agent whose parent makes its model requests (maia.subagents.relay); None: its own connections
+    model_poster: Poster | None = None
 
 
 @dataclass(slots=True)
@@ -150,7 +149,7 @@ class Application:
         self.ui = ui
         self.settings = options.settings
         self.catalog = catalog or ModelCatalog(options.settings)
-        self.provider = provider or get_provider(options.settings, options.model, options.model_transport)
+        self.provider = provider or get_provider(options.settings, options.model, options.model_poster)
         self.skill_source = SkillSource(options.launch, options.home)
         if sources is None:
             sources = [
@@ -345,7 +344,7 @@ class Application:
         self.settings = self.options.settings = fresh
         register_secret(fresh.api_key)
         self.catalog = ModelCatalog(fresh)
-        self.provider = get_provider(fresh, old_provider.model, self.options.model_transport)
+        self.provider = get_provider(fresh, old_provider.model, self.options.model_poster)
         self.conversation.use_provider(self.provider)
         self.conversation.agent.max_iterations = self.options.max_iterations or fresh.max_iterations
         self._sandbox_setup(report)

@@ -27,9 +27,8 @@ from maia.subagents import protocol
 from maia.subagents.protocol import ChildSpec, ProtocolError
 
 if TYPE_CHECKING:
-    from httpx import AsyncBaseTransport
-
     from maia.app.retry import RetryPolicy
+    from maia.provider.litellm import Poster
     from maia.subagents.relay import ParentRelay
 
 T = TypeVar("T")
@@ -246,9 +245,7 @@ class ChildSession:
         return list(current) if len(current) >= len(self.latest) else list(self.latest)
 
 
-async def build_child_session(
-    spec: ChildSpec, ui: ChildUI, transport: AsyncBaseTransport | None = None
-) -> ChildSession:
+async def build_child_session(spec: ChildSpec, ui: ChildUI, poster: Poster | None = None) -> ChildSession:
     """The sub-agent's conversation, opened by the application layer (the one place the child builds it).
 
     Built-in tools, custom tools, skills and permission rules are reloaded from disk, then the
@@ -287,7 +284,7 @@ async def build_child_session(
         omit_context=definition.omit_md,
         system_prompt=prompt,
         sandbox_at_first_use=True,  # a task that runs no command never needs the policy (start-up cost)
-        model_transport=transport,
+        model_poster=poster,
     )
     app = await Application.open(options, ui)
     agent = app.agent
@@ -337,7 +334,7 @@ async def _work(spec: ChildSpec, ui: ChildUI, relay: ParentRelay | None = None) 
         )
 
     try:
-        child = await build_child_session(spec, ui, relay.transport() if relay is not None else None)
+        child = await build_child_session(spec, ui, relay.poster() if relay is not None else None)
         for warning in child.warnings:
             ui.log("warn", warning)
         summary = await run_child_turn(child, spec.task, ui)
@@ -395,8 +392,8 @@ def warm_up() -> None:
 
     A child started for a call would load the same modules a moment later (the application, the built-in
     tools it equips); a spare (see ``launcher``) loads them before its task comes. Code only: nothing read
-    here depends on the task, the settings or the folder. Not httpx's transport nor anyio: the parent makes
-    the model requests (``maia.subagents.relay``); a tool that connects loads them when it does.
+    here depends on the task, the settings or the folder. Not httpx: the parent makes the model requests
+    (``maia.subagents.relay``); a tool that connects loads it when it does.
     """
     import concurrent.futures.thread  # noqa: F401  (asyncio's executor: to_thread)
     import encodings.utf_8_sig  # noqa: F401  (the codec the settings are read with)

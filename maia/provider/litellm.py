@@ -1,4 +1,5 @@
-"""The LiteLLM provider (§7.1-§7.2): OpenAI-format streaming chat over ``httpx.AsyncClient``."""
+"""The LiteLLM provider (§7.1-§7.2): OpenAI-format streaming chat over ``httpx.AsyncClient`` (or through a
+sub-agent's parent, which makes the request with its own)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ import re
 import ssl
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import aclosing, suppress
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
-
-import httpx
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 from maia.core.contracts import (
     ChatRequest,
@@ -52,7 +51,69 @@ from maia.provider.sse import (
     parse_completion,
 )
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=15.0)
+if TYPE_CHECKING:
+    import httpx
+
+# httpx is imported where a request is made, not with this module: a sub-agent, whose parent makes its
+# requests (maia.subagents.relay), never loads it before its first request.
+
+
+class Answer(Protocol):
+    """An HTTP answer as the provider reads it: an httpx response, or one a sub-agent's parent relays."""
+
+    @property
+    def status_code(self) -> int:
+        """The status."""
+        ...
+
+    @property
+    def reason_phrase(self) -> str:
+        """The status's words."""
+        ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The headers, looked up in any case (several of one name: joined by commas)."""
+        ...
+
+    async def aread(self) -> bytes:
+        """The whole body."""
+        ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (decoded as its Content-Encoding says)."""
+        ...
+
+
+FailureKind = Literal["unreachable", "incomplete", "timeout", "error"]
+
+
+class TransportFailure(Exception):
+    """A request that failed below HTTP: no connection, a cut answer, a timeout, or (``error``, relayed only)
+    something else that made it impossible (an answer that cannot be decoded…); ``detail``: what happened."""
+
+    def __init__(self, kind: FailureKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind: FailureKind = kind
+        self.detail = detail
+
+
+def transport_failure(exc: httpx.TransportError) -> TransportFailure:
+    """What an httpx transport error means for a model request (a sub-agent's parent sends the same)."""
+    import httpx
+
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
+        return TransportFailure("unreachable", detail)
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return TransportFailure("incomplete", detail)
+    if isinstance(exc, httpx.TimeoutException):
+        return TransportFailure("timeout", detail)
+    return TransportFailure("unreachable", detail)
+
+
+# (url, body, headers, timeouts) → the answer, open while the context lasts; TransportFailure when it fails
+Poster = Callable[[str, bytes, dict[str, str], dict[str, float]], AbstractAsyncContextManager[Answer]]
 
 
 class _StoreAtFirstHandshake(ssl.SSLContext):
@@ -100,9 +161,21 @@ def tls_context() -> ssl.SSLContext:
     return context
 
 
+def timeouts(settings: Settings) -> dict[str, float]:
+    """Connection limits (seconds); ``ReadTimeout`` (seconds without a byte from the proxy) is the user's."""
+    return {"connect": 15.0, "read": float(settings.read_timeout), "write": 60.0, "pool": 15.0}
+
+
 def client_timeout(settings: Settings) -> httpx.Timeout:
-    """Connection limits; ``ReadTimeout`` (seconds without a byte from the proxy) is the user's."""
-    return httpx.Timeout(connect=15.0, read=float(settings.read_timeout), write=60.0, pool=15.0)
+    """The limits as httpx takes them."""
+    import httpx
+
+    return httpx.Timeout(**timeouts(settings))
+
+
+def encode_json(body: Any) -> bytes:
+    """A request's JSON body, as httpx's ``json=`` encodes it."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 _ERROR_BODY_LIMIT = 500
@@ -300,12 +373,12 @@ class LiteLLMProvider:
         *,
         client: httpx.AsyncClient | None = None,
         env: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        poster: Poster | None = None,
     ) -> None:
         self._settings = settings
         self._model = model
         self._client = client
-        self._transport = transport
+        self._poster = poster  # makes the requests instead of an HTTP client here (a sub-agent's parent)
         self._owns_client = client is None
         self._debug_path = debug_log_path(env)
         self._patterns = compile_patterns(settings.rate_limit_patterns)  # validated with the settings
@@ -326,19 +399,37 @@ class LiteLLMProvider:
         self._model = value
 
     def with_model(self, model: str) -> LiteLLMProvider:
-        """A provider for another model on the same server, sharing this one's HTTP client."""
-        twin = LiteLLMProvider(self._settings, model, client=self._http())
+        """A provider for another model on the same server, sharing this one's HTTP client (or poster)."""
+        if self._poster is not None:
+            twin = LiteLLMProvider(self._settings, model, poster=self._poster)
+        else:
+            twin = LiteLLMProvider(self._settings, model, client=self._http())
         twin._debug_path = self._debug_path
         return twin
 
     def _http(self) -> httpx.AsyncClient:
-        if self._client is None and self._transport is not None:
-            # requests made elsewhere (a sub-agent's parent): no proxy from the environment here, the maker has its own
-            timeout = client_timeout(self._settings)
-            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport, trust_env=False)
-        elif self._client is None:
+        if self._client is None:
+            import httpx
+
             self._client = httpx.AsyncClient(timeout=client_timeout(self._settings), verify=tls_context())
         return self._client
+
+    def _post(self, url: str, content: bytes, headers: dict[str, str]) -> AbstractAsyncContextManager[Answer]:
+        if self._poster is not None:
+            return self._poster(url, content, headers, timeouts(self._settings))
+        return self._post_here(url, content, headers)
+
+    @asynccontextmanager
+    async def _post_here(self, url: str, content: bytes, headers: dict[str, str]) -> AsyncIterator[Answer]:
+        """The request on this process's own connection (failures while the answer is read included)."""
+        import httpx
+
+        client = self._http()
+        try:
+            async with client.stream("POST", url, content=content, headers=headers) as response:
+                yield response
+        except httpx.TransportError as exc:
+            raise transport_failure(exc) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client when the provider created it."""
@@ -382,9 +473,8 @@ class LiteLLMProvider:
     async def _stream(
         self, url: str, body: dict[str, Any], log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        client = self._http()
         try:
-            async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+            async with self._post(url, encode_json(body), self._headers()) as response:
                 self.last_response_headers = dict(response.headers)
                 if log is not None:
                     log.write(f"--- HTTP {response.status_code}\n".encode())
@@ -404,8 +494,8 @@ class LiteLLMProvider:
                 async with aclosing(self._read_answer(response, log, on_call)) as answer:
                     async for event in answer:
                         yield event
-        except httpx.TransportError as exc:
-            raise self._transport_error(url, exc) from exc
+        except TransportFailure as failure:
+            raise self._transport_error(url, failure) from failure
         except StreamError as error:  # a limit reported in the stream ("code": 429, or its words and a time)
             limited = self._limit_in_stream(error)
             if limited is None:
@@ -420,12 +510,14 @@ class LiteLLMProvider:
             return RateLimited(429, error.detail, delay)
         return None
 
-    def _transport_error(self, url: str, exc: httpx.TransportError) -> ProviderError:
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
-            return ProviderUnreachable(url, str(exc) or type(exc).__name__)
-        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+    def _transport_error(self, url: str, failure: TransportFailure) -> ProviderError:
+        if failure.kind == "error":  # not an outage: said at once, never retried
+            return ProviderError(
+                _("The request to LiteLLM failed ({url}): {detail}").format(url=url, detail=failure.detail)
+            )
+        if failure.kind == "incomplete":
             return IncompleteStream()
-        if isinstance(exc, httpx.TimeoutException):
+        if failure.kind == "timeout":
             return ProviderTimeout(
                 _("LiteLLM sent nothing for {seconds:g} s ({url}): the proxy or the model is stuck.").format(
                     seconds=self._settings.read_timeout, url=url
@@ -434,10 +526,10 @@ class LiteLLMProvider:
                     path=self._settings.path
                 ),
             )
-        return ProviderUnreachable(url, str(exc) or type(exc).__name__)
+        return ProviderUnreachable(url, failure.detail)
 
     async def _read_answer(
-        self, response: httpx.Response, log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
+        self, response: Answer, log: IO[bytes] | None, on_call: Callable[[str], None] | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         content_type = response.headers.get("content-type", "")
         assembler = StreamAssembler(header_cost=_header_cost(response.headers), on_call=on_call)

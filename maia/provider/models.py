@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from maia.core.errors import ProviderError, ProviderUnreachable
 from maia.core.settings import Settings
 from maia.i18n import _
 from maia.provider.litellm import classify_http_error, tls_context
 
-_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+if TYPE_CHECKING:
+    import httpx  # imported when a list is asked for (a sub-agent never loads it: maia.subagents.relay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +68,8 @@ def parse_model_info(data: Any) -> dict[str, int]:
 
 
 async def _get_json(client: httpx.AsyncClient, url: str, settings: Settings) -> Any:
+    import httpx
+
     headers = {"Accept": "application/json"}
     if settings.api_key:
         headers["Authorization"] = f"Bearer {settings.api_key}"
@@ -95,8 +96,10 @@ async def _get_json(client: httpx.AsyncClient, url: str, settings: Settings) -> 
 
 async def list_models(settings: Settings, client: httpx.AsyncClient | None = None) -> list[ModelInfo]:
     """The models of the LiteLLM server, with context sizes from ``/model/info`` when missing."""
+    import httpx
+
     own = client is None
-    http = client or httpx.AsyncClient(timeout=_TIMEOUT, verify=tls_context())
+    http = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), verify=tls_context())
     try:
         data = await _get_json(http, settings.models_url, settings)
         try:

@@ -1,15 +1,19 @@
 """A sub-agent's model requests, made by its parent (both ends).
 
-The parent already holds a loaded HTTP stack (it has just had its own model's answer); a child that sends
-its requests over the protocol pipe does not load httpx's transport (httpcore, h11) and anyio's asyncio
-layer before its first request: about 30 ms of a child's start, and some memory in each child. The child
-still builds each request with httpx (its provider is the same code), and reads the answer as httpx's own
-response: only the bytes travel through the parent, which holds nothing of the child's conversation.
+The parent already holds a loaded HTTP stack (it has just had its own model's answer). A child that hands
+its requests to it over the protocol pipe never loads httpx, its transport or anyio: tens of milliseconds
+of its start, and memory in each child. The child builds each request as it would send it (its provider,
+settings, key and timeouts) and reads the answer as its provider reads any (``maia.provider.litellm.Answer``);
+the parent holds nothing of the child's conversation, and a failure reaches the child as its own connection
+would have raised it (``TransportFailure``: unreachable, a cut answer, a timeout).
 
 child → parent: ``http {id, method, url, headers, body, timeout}``, ``http-cancel {id}``.
-parent → child: ``http-head {id, status, headers}``, then ``http-data {id, data}``…, then ``http-end {id}``,
-or ``http-error {id, error, message}`` at any point (``error``: the name of the httpx exception it raised).
-Bodies travel as base64. A child uses this only when its ``start`` says ``relay: true``.
+parent → child: ``http-head {id, status, reason, headers}``, then ``http-data {id, data}``…, then
+``http-end {id}``; or ``http-error {id, kind, message}`` at any point (``kind``: unreachable, incomplete,
+timeout, as the child's own connection would have failed; ``error`` for anything else, never retried).
+Bodies travel as base64; the answer's body decoded (the parent's client undoes its Content-Encoding; the
+headers are all relayed as they came). Only POST requests to http(s) URLs are made. A child uses this only
+when its ``start`` says ``relay: true``.
 """
 
 from __future__ import annotations
@@ -18,14 +22,15 @@ import asyncio
 import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+from maia.provider.litellm import Answer, FailureKind, Poster, TransportFailure
 
-Send = Callable[[dict[str, Any]], Any]  # the child's send: True/False (sent or not), or a coroutine (parent)
+if TYPE_CHECKING:
+    import httpx
 
 _TIMEOUT_KEYS = ("connect", "read", "write", "pool")
-_METHODS = frozenset({"GET", "POST"})
+_KINDS: tuple[FailureKind, ...] = ("unreachable", "incomplete", "timeout", "error")
 
 
 def _pairs(headers: Any) -> list[tuple[str, str]]:
@@ -38,7 +43,7 @@ def _pairs(headers: Any) -> list[tuple[str, str]]:
 
 
 def _timeout(data: Any) -> dict[str, float | None]:
-    """A request's timeout dict as httpx takes it (a missing or malformed value: none)."""
+    """A request's timeouts as httpx takes them (a missing or malformed value: none)."""
     data = data if isinstance(data, dict) else {}
     return {
         key: float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
@@ -46,15 +51,58 @@ def _timeout(data: Any) -> dict[str, float | None]:
     }
 
 
-def _error_class(name: Any) -> type[httpx.TransportError]:
-    """The httpx exception a relayed error names; TransportError for anything else."""
-    found = getattr(httpx, name, None) if isinstance(name, str) else None
-    if isinstance(found, type) and issubclass(found, httpx.TransportError):
-        return found
-    return httpx.TransportError
-
-
 # --- child side ------------------------------------------------------------------------------------
+
+
+class _Headers(dict[str, str]):
+    """Headers by lower-case name (several of one name joined by commas, as httpx's ``get`` gives them)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        super().__init__()
+        for name, value in pairs:
+            key = name.lower()
+            self[key] = f"{self[key]}, {value}" if key in self else value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key`` in any case."""
+        return super().get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key.lower() if isinstance(key, str) else key)
+
+
+class _RelayedAnswer:
+    """An answer the parent is relaying: read once, as it arrives."""
+
+    def __init__(
+        self, status: int, reason: str, headers: _Headers, read: Callable[[], Awaitable[bytes | None]]
+    ) -> None:
+        self.status_code = status
+        self.reason_phrase = reason
+        self.headers = headers
+        self._read = read
+
+    async def aread(self) -> bytes:
+        """The whole body."""
+        return b"".join([chunk async for chunk in self.aiter_bytes()])
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body as it arrives."""
+        while (chunk := await self._read()) is not None:
+            yield chunk
+
+
+def _failure(message: dict[str, Any] | None) -> TransportFailure:
+    if message is None:
+        return TransportFailure("incomplete", "the parent process is gone")
+    kind, text = message.get("kind"), message.get("message")
+    detail = text if isinstance(text, str) and text else "the parent could not make the request"
+    if message.get("type") != "http-error":
+        return TransportFailure("error", f"the parent relayed an unexpected {message.get('type')!r} message")
+    return TransportFailure(kind if kind in _KINDS else "error", detail)
 
 
 class ParentRelay:
@@ -66,13 +114,14 @@ class ParentRelay:
         self._open: dict[int, asyncio.Queue[dict[str, Any] | None]] = {}
         self._lost = False
 
-    def transport(self) -> httpx.AsyncBaseTransport:
-        """An httpx transport whose requests the parent makes."""
-        return _RelayTransport(self)
+    def poster(self) -> Poster:
+        """What a provider posts its requests with: the parent makes them."""
+        return self._post
 
     def dispatch(self, message: dict[str, Any]) -> None:
         """An ``http-*`` message from the parent, to the request it answers (one no longer open is dropped)."""
-        queue = self._open.get(message.get("id"))  # type: ignore[arg-type]
+        request_id = message.get("id")
+        queue = self._open.get(request_id) if isinstance(request_id, int) else None
         if queue is not None:
             queue.put_nowait(message)
 
@@ -82,89 +131,58 @@ class ParentRelay:
         for queue in self._open.values():
             queue.put_nowait(None)
 
-    def _open_request(self, message: dict[str, Any]) -> tuple[int, asyncio.Queue[dict[str, Any] | None]]:
+    @contextlib.asynccontextmanager
+    async def _post(
+        self, url: str, content: bytes, headers: dict[str, str], timeout: dict[str, float]
+    ) -> AsyncIterator[Answer]:
         self._next_id += 1
         request_id = self._next_id
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._open[request_id] = queue
-        if self._lost or not self._send({**message, "id": request_id}):
-            queue.put_nowait(None)
-        return request_id, queue
-
-    def _close(self, request_id: int, *, cancel: bool) -> None:
-        if self._open.pop(request_id, None) is not None and cancel and not self._lost:
-            self._send({"type": "http-cancel", "id": request_id})
-
-
-def _failure(message: dict[str, Any] | None, request: httpx.Request) -> httpx.TransportError:
-    if message is None:
-        return httpx.ReadError("the parent process is gone", request=request)
-    text = message.get("message")
-    return _error_class(message.get("error"))(text if isinstance(text, str) else "", request=request)
-
-
-class _RelayTransport(httpx.AsyncBaseTransport):
-    def __init__(self, relay: ParentRelay) -> None:
-        self._relay = relay
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send the request through the parent; the response once its status and headers have come."""
-        body = await request.aread()
         message = {
             "type": "http",
-            "method": request.method,
-            "url": str(request.url),
-            "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in request.headers.raw],
-            "body": base64.b64encode(body).decode("ascii"),
-            "timeout": _timeout(request.extensions.get("timeout")),
+            "id": request_id,
+            "method": "POST",
+            "url": url,
+            "headers": [[k, v] for k, v in headers.items()],
+            "body": base64.b64encode(content).decode("ascii"),
+            "timeout": timeout,
         }
-        request_id, queue = self._relay._open_request(message)
-        try:
-            head = await queue.get()
-        except BaseException:  # cancelled while the parent makes it: the parent stops
-            self._relay._close(request_id, cancel=True)
-            raise
-        if head is None or head.get("type") != "http-head":
-            self._relay._close(request_id, cancel=False)
-            raise _failure(head, request)
-        status = head.get("status")
-        if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 999:
-            self._relay._close(request_id, cancel=True)
-            raise httpx.RemoteProtocolError(f"the parent relayed a bad status: {status!r}", request=request)
-        stream = _RelayStream(self._relay, request_id, queue, request)
-        return httpx.Response(status, headers=_pairs(head.get("headers")), stream=stream, request=request)
+        if self._lost or not self._send(message):
+            queue.put_nowait(None)
+        ended = False
 
-
-class _RelayStream(httpx.AsyncByteStream):
-    def __init__(
-        self, relay: ParentRelay, request_id: int, queue: asyncio.Queue[dict[str, Any] | None], request: httpx.Request
-    ) -> None:
-        self._relay = relay
-        self._id = request_id
-        self._queue = queue
-        self._request = request
-        self._ended = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        while not self._ended:
-            message = await self._queue.get()
+        async def read() -> bytes | None:
+            nonlocal ended
+            if ended:
+                return None
+            message = await queue.get()
             if message is not None and message.get("type") == "http-data":
                 data = message.get("data")
                 try:
-                    yield base64.b64decode(data if isinstance(data, str) else "", validate=True)
+                    return base64.b64decode(data if isinstance(data, str) else "", validate=True)
                 except ValueError:
-                    raise httpx.RemoteProtocolError("the parent relayed bad data", request=self._request) from None
-                continue
-            self._ended = True
-            self._relay._close(self._id, cancel=False)
-            if message is None or message.get("type") != "http-end":
-                raise _failure(message, self._request)
+                    ended = True
+                    raise TransportFailure("error", "the parent relayed bad data") from None
+            ended = True
+            if message is not None and message.get("type") == "http-end":
+                return None
+            raise _failure(message)
 
-    async def aclose(self) -> None:
-        """A response closed before its end: the parent stops reading it."""
-        if not self._ended:
-            self._ended = True
-            self._relay._close(self._id, cancel=True)
+        try:
+            head = await queue.get()
+            if head is None or head.get("type") != "http-head":
+                ended = True
+                raise _failure(head)
+            status, reason = head.get("status"), head.get("reason")
+            if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 999:
+                raise TransportFailure("error", f"the parent relayed a bad status: {status!r}")
+            reason = reason if isinstance(reason, str) else ""
+            yield _RelayedAnswer(status, reason, _Headers(_pairs(head.get("headers"))), read)
+        finally:
+            # an answer left before its end (read no further, or cancelled): the parent stops reading it
+            if self._open.pop(request_id, None) is not None and not ended and not self._lost:
+                self._send({"type": "http-cancel", "id": request_id})
 
 
 # --- parent side -----------------------------------------------------------------------------------
@@ -184,7 +202,7 @@ class RelayServer:
         if not isinstance(request_id, int) or isinstance(request_id, bool):
             return
         if message.get("type") == "http-cancel":
-            task = self._tasks.pop(request_id, None)
+            task = self._tasks.get(request_id)  # (kept until it has ended: aclose waits for it)
             if task is not None:
                 task.cancel()
             return
@@ -201,15 +219,21 @@ class RelayServer:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx
+
             from maia.provider.litellm import tls_context
 
             self._client = httpx.AsyncClient(verify=tls_context(), timeout=None)
         return self._client
 
     async def _relay(self, request_id: int, message: dict[str, Any]) -> None:
+        import httpx
+
+        from maia.provider.litellm import transport_failure
+
         try:
             method, url, body = message.get("method"), message.get("url"), message.get("body")
-            if method not in _METHODS or not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            if method != "POST" or not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 raise httpx.UnsupportedProtocol(f"the relay does not make {method!r} requests to {url!r}")
             content = base64.b64decode(body if isinstance(body, str) else "", validate=True)
             client = self._http()
@@ -222,33 +246,39 @@ class RelayServer:
             )
             response = await client.send(request, stream=True)
             try:
-                headers = [[k.decode("latin-1"), v.decode("latin-1")] for k, v in response.headers.raw]
-                await self._send(
-                    {"type": "http-head", "id": request_id, "status": response.status_code, "headers": headers}
-                )
-                async for chunk in response.aiter_raw():  # undecoded: the child's httpx decodes as it would have
+                head = {
+                    "type": "http-head",
+                    "id": request_id,
+                    "status": response.status_code,
+                    "reason": response.reason_phrase,
+                    "headers": [[k, v] for k, v in response.headers.multi_items()],
+                }
+                await self._send(head)
+                async for chunk in response.aiter_bytes():
                     if chunk:
-                        await self._send(
-                            {"type": "http-data", "id": request_id, "data": base64.b64encode(chunk).decode("ascii")}
-                        )
+                        data = base64.b64encode(chunk).decode("ascii")
+                        await self._send({"type": "http-data", "id": request_id, "data": data})
             finally:
                 await response.aclose()
             await self._send({"type": "http-end", "id": request_id})
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # the child gets it as its own client would have raised it
-            name = type(error).__name__ if isinstance(error, httpx.TransportError) else "TransportError"
-            await self._send({"type": "http-error", "id": request_id, "error": name, "message": str(error) or name})
+        except Exception as error:  # the child's provider words it as its own connection's failure
+            if isinstance(error, httpx.TransportError):
+                failure = transport_failure(error)
+                kind, text = failure.kind, failure.detail
+            else:  # an answer that cannot be decoded, a header that cannot be sent, a URL that cannot be: no outage
+                kind, text = "error", f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            await self._send({"type": "http-error", "id": request_id, "kind": kind, "message": text})
 
     async def aclose(self) -> None:
         """Stop every request under way and close the client."""
         tasks = list(self._tasks.values())
-        self._tasks.clear()
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        # their own ends (CancelledError) are results here; a cancellation of this call still propagates
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
         if self._client is not None:
             client, self._client = self._client, None
             with contextlib.suppress(Exception):

@@ -88,7 +88,7 @@ async def test_every_capture_served_over_http(
     provider = LiteLLMProvider(
         _settings(httpserver.url_for(""), write_settings, home),
         meta["model"],
-        transport=pipe.child.transport() if pipe is not None else None,
+        poster=pipe.child.poster() if pipe is not None else None,
     )
     try:
         await _check_capture(provider, meta)

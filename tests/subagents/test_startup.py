@@ -54,12 +54,13 @@ def connect(self, address):
 socket.socket.connect = connect
 """
 
-# What a task's first request never needs in a sub-agent's process: httpx's transport and anyio (its parent
-# makes its model requests: maia.subagents.relay), the sandbox policy (until a command),
+# What a task's first request never needs in a sub-agent's process: httpx and anyio (its parent makes its model
+# requests: maia.subagents.relay), the sandbox policy (until a command),
 # the MCP layer (no mcp.json), the sub-agent layer (no nesting), the permission and search engines (until a
 # tool is called), the tokenizer, jsonschema and yaml (the child reads no AGENT.md: its definition travels in
 # the start message; the user's agents here, as a project's would be read by the folder's trust check).
 NOT_BEFORE_THE_FIRST_REQUEST = [
+    "httpx",
     "httpcore",
     "h11",
     "anyio",
@@ -93,7 +94,7 @@ async def test_a_child_loads_only_what_its_first_request_needs(
     )
     assert result.ok, (result.error, result.stderr_tail)
     loaded = json.loads(out.read_text())
-    assert "maia.app.application" in loaded and "httpx" in loaded  # the probe saw the real request
+    assert "maia.app.application" in loaded and "maia.subagents.relay" in loaded  # the probe saw the real request
     assert [name for name in NOT_BEFORE_THE_FIRST_REQUEST if name in loaded] == []
     assert script.seen("rev") == 1  # the parent made it
     assert not Path(f"{out}.connections").exists()  # the child connected to nothing itself
@@ -164,5 +165,7 @@ async def test_a_spare_has_loaded_everything_its_first_request_needs_before_its_
     )
     assert result.ok, (result.error, result.stderr_tail)
     loaded = set(json.loads(out.read_text()))
-    assert "httpx" in loaded and "maia.tools.read" in ready  # the probe saw the real request, after the warm-up
+    assert (
+        "maia.subagents.relay" in loaded and "maia.tools.read" in ready
+    )  # the probe saw the real request, after the warm-up
     assert sorted(loaded - ready) == []
