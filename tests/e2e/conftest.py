@@ -39,6 +39,12 @@ def start(home: Path, project: Path) -> Iterator[Callable[..., Terminal]]:
         terminal.close()
 
 
+def idle(term: Terminal) -> str:
+    """Wait until the turn has ended and the box is the prompt again: its last words show a moment before
+    (until then Ctrl+D does nothing and Ctrl+C interrupts the turn)."""
+    return term.wait_until(lambda: "Your request" in term.text(), "the prompt never came back")
+
+
 def ready(term: Terminal) -> str:
     """Wait until the chat has finished starting: the context bar knows the model's maximum and counts
     exactly (no "~": the tokenizer, built once the chat is up, is ready)."""

@@ -19,7 +19,7 @@ import pexpect
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from tests.e2e.conftest import ready
+from tests.e2e.conftest import idle, ready
 from tests.e2e.terminal import Terminal, chat_env
 from tests.streams import sse, text_stream, tool_stream
 
@@ -523,6 +523,7 @@ def test_load_filters_as_you_type_and_delete_confirms_with_enter(
         ready(term)
         term.send(prompt + "\r")
         term.wait_for("Done.")
+        idle(term)
         term.send("\x04")
         term.child.expect(pexpect.EOF, timeout=20)
     term = start()

@@ -71,6 +71,23 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def stall(seconds: float) -> Callable[[Request], Response]:
+    """A handler that answers ``seconds`` late."""
+
+    def handle(_request: Request) -> Response:
+        time.sleep(seconds)
+        return Response("late")
+
+    return handle
+
+
+async def request_stalled(pipe: Pipe, httpserver: HTTPServer) -> None:
+    """A request the server answers only after a second."""
+    httpserver.expect_request("/slow", method="POST").respond_with_handler(stall(1.0))
+    async with pipe.post(httpserver.url_for("/slow")):
+        pass
+
+
 async def test_a_request_and_its_streamed_answer_travel_whole(pipe: Pipe, httpserver: HTTPServer) -> None:
     seen: list[tuple[bytes, str | None]] = []
 
@@ -133,11 +150,7 @@ async def test_an_unreachable_server_is_the_same_failure_in_the_child(pipe: Pipe
 
 
 async def test_the_childs_timeouts_apply_where_the_request_is_made(pipe: Pipe, httpserver: HTTPServer) -> None:
-    def stall(_request: Request) -> Response:
-        time.sleep(1.5)
-        return Response("late")
-
-    httpserver.expect_request("/slow", method="POST").respond_with_handler(stall)
+    httpserver.expect_request("/slow", method="POST").respond_with_handler(stall(1.5))
     started = time.monotonic()
     with pytest.raises(TransportFailure) as caught:
         async with pipe.post(httpserver.url_for("/slow"), timeout={**LIMITS, "read": 0.3}):
@@ -167,11 +180,7 @@ async def test_the_provider_through_the_relay_words_failures_as_ever(
 async def test_a_timeout_through_the_provider_names_the_users_setting(
     pipe: Pipe, httpserver: HTTPServer, write_settings: Callable[..., Path], home: Path
 ) -> None:
-    def stall(_request: Request) -> Response:
-        time.sleep(1.5)
-        return Response("late")
-
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(stall)
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(stall(1.5))
     write_settings(httpserver.url_for(""), ReadTimeout=0.3)
     provider = LiteLLMProvider(load_settings(home, env={}), "m", poster=pipe.child.poster())
     try:
@@ -209,17 +218,7 @@ async def test_an_answer_the_child_leaves_is_stopped_in_the_parent(pipe: Pipe, h
 
 
 async def test_a_child_cancelled_while_waiting_stops_the_parents_request(pipe: Pipe, httpserver: HTTPServer) -> None:
-    def stall(_request: Request) -> Response:
-        time.sleep(1.0)
-        return Response("late")
-
-    httpserver.expect_request("/slow", method="POST").respond_with_handler(stall)
-
-    async def request() -> None:
-        async with pipe.post(httpserver.url_for("/slow")):
-            pass
-
-    task = asyncio.create_task(request())
+    task = asyncio.create_task(request_stalled(pipe, httpserver))
     await asyncio.sleep(0.2)
     assert len(pipe.parent._tasks) == 1
     task.cancel()
@@ -317,17 +316,7 @@ async def test_malformed_answers_from_the_parent_fail_the_request_not_the_child(
 
 
 async def test_closing_the_parents_end_stops_what_is_under_way(pipe: Pipe, httpserver: HTTPServer) -> None:
-    def stall(_request: Request) -> Response:
-        time.sleep(1.0)
-        return Response("late")
-
-    httpserver.expect_request("/slow", method="POST").respond_with_handler(stall)
-
-    async def request() -> None:
-        async with pipe.post(httpserver.url_for("/slow")):
-            pass
-
-    task = asyncio.create_task(request())
+    task = asyncio.create_task(request_stalled(pipe, httpserver))
     await asyncio.sleep(0.2)
     await pipe.parent.aclose()
     assert pipe.parent._tasks == {} and pipe.parent._client is None
