@@ -7,10 +7,13 @@ same in tmux, which reflows them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from tests.e2e.conftest import ready
 from tests.e2e.terminal import Terminal
@@ -62,6 +65,33 @@ def serve(server: HTTPServer, pieces: list[str]) -> None:
     server.expect_oneshot_request(CHAT).respond_with_handler(slow(chunks, [0.0] + [0.05] * (len(chunks) - 1)))
 
 
+def serve_gated(server: HTTPServer, pieces: list[str], marks: list[str]) -> list[threading.Event]:
+    """The answer streamed a piece every 50 ms, held after the piece holding each mark until its gate opens.
+
+    The test resizes the window while the answer is held: whatever the machine's load, every row printed
+    before a resize is on the screen when it happens, and every row after it comes once the window has its
+    new size (a starved test would otherwise resize later than it meant to, over rows this screen then cuts)."""
+    gates = [threading.Event() for _ in marks]
+    held = {
+        next(n for n, piece in enumerate(pieces) if mark in piece): gate
+        for mark, gate in zip(marks, gates, strict=True)
+    }
+
+    def handler(_request: Request) -> Response:
+        def body() -> Iterator[bytes]:
+            for n, piece in enumerate(pieces):
+                time.sleep(0.05 if n else 0.0)
+                yield delta(content=piece)
+                if n in held:
+                    held[n].wait(timeout=30)
+            yield DONE
+
+        return Response(body(), content_type="text/event-stream")
+
+    server.expect_oneshot_request(CHAT).respond_with_handler(handler)
+    return gates
+
+
 def check_once(text: str, marks: list[str]) -> None:
     """Each mark once in the terminal, and no row holding two lines of the answer (rows joined or shifted)."""
     print(text)  # whole in the report of a failure (an assertion's message is cut short)
@@ -79,14 +109,16 @@ def test_a_resize_while_an_answer_streams_leaves_each_line_once(
 ) -> None:
     answer, narrower_at, wider_at = ANSWERS[kind]
     pieces, marks = answer()
-    serve(server, pieces)
+    narrower, wider = serve_gated(server, pieces, [narrower_at, wider_at])
     term = start(100, 30)
     ready(term)
     term.send("show me\r")
     term.wait_for(narrower_at)
     term.resize(30, 72)  # narrower while the answer streams
+    narrower.set()
     term.wait_for(wider_at)
     term.resize(34, 110)  # then wider and taller
+    wider.set()
     term.wait_for("Done streaming.")
     term.settle()
     check_once(term.everything(), marks)
